@@ -1,0 +1,50 @@
+# Front for CMake. Two flavours, each built once: build/release and build/asan
+# (AddressSanitizer + UndefinedBehaviorSanitizer).
+JOBS ?= $(shell nproc)
+RELEASE := build/release
+ASAN := build/asan
+CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
+
+.PHONY: all setup build asan run serve test test-release test-asan format format-check bench dist clean
+
+all: build
+
+setup:
+	scripts/setup.sh
+
+$(RELEASE)/CMakeCache.txt:
+	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+$(ASAN)/CMakeCache.txt:
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUSCOPE_SANITIZE=ON
+
+build: $(RELEASE)/CMakeCache.txt
+	cmake --build $(RELEASE) -j $(JOBS)
+
+asan: $(ASAN)/CMakeCache.txt
+	cmake --build $(ASAN) -j $(JOBS)
+
+# The main job: the GPU status table, on real GPUs when a driver answers,
+# else on a simulated node.
+run: setup build
+	scripts/run.sh $(RELEASE)
+
+test: setup format-check test-release test-asan
+
+test-release: build
+	cd $(RELEASE) && ctest $(CTEST_FLAGS)
+
+test-asan: asan
+	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest $(CTEST_FLAGS)
+
+format:
+	clang-format -i $$(git ls-files '*.cc' '*.h')
+
+format-check:
+	clang-format --dry-run --Werror $$(git ls-files '*.cc' '*.h')
+
+bench: setup build
+	scripts/bench.sh $(RELEASE)
+
+clean:
+	rm -rf build

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package gpuscope needs to build, test and run its
+# integration stack. Idempotent: installs only what is missing.
+set -euo pipefail
+
+packages=(
+  # build
+  g++ make cmake pkg-config ccache clang-format
+  libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  nlohmann-json3-dev libcli11-dev libcrypt-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
+  apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
+  wrk nginx-light valgrind procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+echo "setup: installing ${missing[*]}"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# Debian's server packages try to start their services; tests start their own.
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
