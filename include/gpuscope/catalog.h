@@ -1,0 +1,174 @@
+// The metric catalog: one constexpr table describes every per-GPU metric
+// (DESIGN principle 5). The sampler reads it to know what to fetch and how
+// often, the exporter to name and type series, the query CLI to print
+// nvidia-smi columns, docs/metrics.md is generated from it. Adding a metric is
+// one row here plus, for a new NVML call, one reader in src/collect.
+//
+// Values are stored in the unit NVML reports (percent, MHz, bytes, milliwatts
+// as watts, ...) so that integer readings stay exact; each output converts with
+// its Scale. Thread safety: immutable, constexpr.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gpuscope {
+
+// Health and efficiency are kept apart (separate panels, alerts, audiences).
+enum class Category : uint8_t { kInventory, kWork, kMemory, kEnergy, kHealth, kInterconnect };
+
+// Cadence tiers of the sampler.
+enum class Tier : uint8_t {
+  kFast,     // default 1 s: utilization, memory, power, clocks, temperature, GPM
+  kSlow,     // default 10 s: ECC, retired pages, remapped rows, limits, link state
+  kPcie,     // own cadence: nvmlDeviceGetPcieThroughput blocks ~20 ms per call
+  kDerived,  // computed by the sampler from other metrics (integrals, peaks)
+  kEvent,    // set by the event thread (XID)
+};
+
+enum class MetricType : uint8_t { kGauge, kCounter };
+
+// How a stored value becomes an output value.
+enum class Scale : uint8_t {
+  kIdentity,
+  kPercentToRatio,  // / 100
+  kMilliToUnit,     // / 1000 (mJ -> J)
+  kUnitToMilli,     // * 1000 (J -> mJ)
+  kMegaToUnit,      // * 1e6 (MHz -> Hz)
+  kBytesToMiB,      // / 2^20, floored (dcgm-exporter and nvidia-smi print whole MiB)
+  kNanoToUnit,      // / 1e9 (ns -> s)
+  kNanoToMicro,     // / 1e3 (ns -> us)
+  kUnitToMicro,     // * 1e6 (s -> us)
+};
+
+// How nvidia-smi prints a value (reference/nvidia-smi-compat.md).
+enum class SmiFormat : uint8_t {
+  kNone,      // no --query-gpu column
+  kInteger,   // "45 %", "1234 MiB", "56"
+  kWatts,     // two decimals: "69.85 W"
+  kHex64,     // "0x00000000000001FF"
+  kPState,    // "P0"
+  kEnabled,   // "Enabled" / "Disabled"
+  kYesNo,     // "Yes" / "No"
+};
+
+// What NVML call (or derivation) yields a metric. One reader per source in
+// src/collect; a source may fill several metrics (memory info: four).
+enum class Source : uint8_t {
+  kFieldValue,  // batched nvmlDeviceGetFieldValues with field_id
+  kUtilization,
+  kEncoder,
+  kDecoder,
+  kMemoryInfo,
+  kTemperature,
+  kThresholds,
+  kPower,
+  kPowerLimits,
+  kClocks,
+  kMaxClocks,
+  kClockEventReasons,
+  kFan,
+  kPerformanceState,
+  kPcieLink,
+  kPcieThroughput,  // nvmlDeviceGetPcieThroughput, or GPM when supported
+  kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
+  kGpm,
+  kEcc,       // fallback when field values are unavailable
+  kRemapped,  // fallback when field values are unavailable
+  kRetired,   // fallback when field values are unavailable
+  kIntegral,  // sampler integral over time
+  kPeak,      // sampler trailing-window maximum
+  kEvents,    // event thread
+};
+
+struct NativeName {
+  std::string_view name;    // gpuscope_*; rows sharing a name form one family
+  std::string_view labels;  // fixed extra labels, e.g. reason="sw_power_cap"
+  MetricType type;
+  Scale scale;
+};
+
+struct DcgmName {
+  std::string_view name;  // DCGM_FI_*; empty when dcgm-exporter has none
+  MetricType type;
+  Scale scale;
+  bool integer;  // dcgm-exporter prints an integer field
+};
+
+struct SmiName {
+  std::string_view name;  // canonical --query-gpu name; empty when none
+  std::string_view unit;  // "%", "MiB", "MHz", "W", "us"; empty when bare
+  SmiFormat format;
+  Scale scale;
+};
+
+#define GPUSCOPE_METRICS(X)                                                                        \
+  X(kGpuUtil) X(kMemCopyUtil) X(kEncoderUtil) X(kDecoderUtil) X(kSmActive) X(kSmOccupancy)         \
+  X(kTensorActive) X(kTensorHmmaActive) X(kDramActive) X(kGrEngineActive) X(kFp64Active)           \
+  X(kFp32Active) X(kFp16Active) X(kMemoryTotal) X(kMemoryUsed) X(kMemoryFree) X(kMemoryReserved)   \
+  X(kMemoryUsedPeak) X(kPowerUsage) X(kPowerAverage) X(kPowerInstant) X(kEnergyConsumption)        \
+  X(kPowerLimit) X(kPowerManagementLimit) X(kPowerDefaultLimit) X(kPowerMinLimit) \
+  X(kPowerMaxLimit) X(kSmClock) X(kMemClock) X(kGraphicsClock) X(kVideoClock) X(kMaxSmClock)       \
+  X(kMaxMemClock) X(kMaxGraphicsClock) X(kClockReasons) X(kClockReasonsSupported) X(kPState)       \
+  X(kGpuTemp) X(kMemoryTemp) X(kGpuTempPeak) X(kSlowdownTemp) X(kShutdownTemp) X(kGpuMaxTemp)      \
+  X(kMemoryMaxTemp) X(kFanSpeed) X(kPcieLinkGen) X(kPcieLinkGenMax) X(kPcieLinkWidth)              \
+  X(kPcieLinkWidthMax) X(kPcieTxBytesRate) X(kPcieRxBytesRate) X(kPcieTxBytes) X(kPcieRxBytes)     \
+  X(kPcieReplays) X(kNvLinkTxBytesRate) X(kNvLinkRxBytesRate) X(kNvLinkTxBytes) X(kNvLinkRxBytes)  \
+  X(kNvLinkBandwidthTotal) X(kNvLinkCrcFlitErrors) X(kNvLinkCrcDataErrors) X(kNvLinkReplayErrors)  \
+  X(kNvLinkRecoveryErrors) X(kEccMode) X(kEccModePending) X(kEccSbeVolatile) X(kEccDbeVolatile)    \
+  X(kEccSbeAggregate) X(kEccDbeAggregate) X(kRetiredSbe) X(kRetiredDbe) X(kRetiredPending)         \
+  X(kRemappedCorrectable) X(kRemappedUncorrectable) X(kRemappedPending) X(kRemappedFailure)        \
+  X(kPowerViolation) X(kThermalViolation) X(kSyncBoostViolation) X(kBoardLimitViolation)           \
+  X(kLowUtilViolation) X(kReliabilityViolation) X(kRecoveryAction) X(kXidLast) X(kBusySeconds)     \
+  X(kIdleSeconds) X(kSmActiveSeconds) X(kThrottleGpuIdle) X(kThrottleAppClocks)                    \
+  X(kThrottleSwPowerCap) X(kThrottleHwSlowdown) X(kThrottleSyncBoost) X(kThrottleSwThermal)        \
+  X(kThrottleHwThermal) X(kThrottleHwPowerBrake) X(kThrottleDisplayClock)
+
+enum class Metric : uint16_t {
+#define GPUSCOPE_METRIC_ENUM(id) id,
+  GPUSCOPE_METRICS(GPUSCOPE_METRIC_ENUM)
+#undef GPUSCOPE_METRIC_ENUM
+};
+#define GPUSCOPE_METRIC_COUNT(id) +1
+inline constexpr std::size_t kMetricCount = 0 GPUSCOPE_METRICS(GPUSCOPE_METRIC_COUNT);
+#undef GPUSCOPE_METRIC_COUNT
+
+struct MetricDef {
+  Metric id;
+  std::string_view key;  // stable short id for config, JSON and docs
+  Category category;
+  Tier tier;
+  Source source;
+  unsigned int field_id;  // NVML field id for kFieldValue (and batched reads), else 0
+  NativeName native;
+  DcgmName dcgm;
+  SmiName smi;
+  std::string_view help;
+};
+
+// The rows, in export order (families of one native name are adjacent).
+extern const std::array<MetricDef, kMetricCount> kCatalog;
+
+constexpr std::size_t Index(Metric m) { return static_cast<std::size_t>(m); }
+const MetricDef& Def(Metric m);
+std::optional<Metric> FindByKey(std::string_view key);
+std::optional<Metric> FindByDcgmName(std::string_view name);
+std::optional<Metric> FindBySmiName(std::string_view name);
+
+// Converts a stored value for output.
+double Convert(double stored, Scale scale);
+
+// Clock event (throttle) reasons in bit order, with the label and nvidia-smi
+// names used for each.
+struct ClockReasonDef {
+  uint64_t bit;
+  Metric seconds_metric;        // gpuscope_clock_throttle_seconds_total{reason}
+  std::string_view label;       // reason="sw_power_cap"
+  std::string_view smi_suffix;  // clocks_event_reasons.<suffix>
+};
+extern const std::array<ClockReasonDef, 9> kClockReasonTable;
+
+}  // namespace gpuscope

@@ -1,0 +1,113 @@
+// What the sampler publishes: immutable snapshots of every GPU's identity and
+// latest values, plus a trailing window of recent samples for analysis.
+//
+// Contract: a Snapshot is built by the sampler, then published once as a
+// shared_ptr<const Snapshot>; after that nobody mutates it, so readers (HTTP
+// scrapes, the CLI, analysis, health) share it without locks. Values are in
+// the catalog's stored units (see catalog.h); a metric that is unsupported or
+// failed to read is absent (present bit clear), never zero.
+#pragma once
+
+#include <bitset>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/catalog.h"
+
+namespace gpuscope {
+
+// Driver-wide facts, read once at start.
+struct SystemInfo {
+  std::string driver_version;  // "570.133.20"
+  std::string nvml_version;    // "12.570.133.20"
+  std::string cuda_version;    // "12.8"
+  std::string hostname;
+};
+
+// One GPU (or MIG instance), probed once at attach. Capabilities say what the
+// device answered at probe time, so the sampler never asks for what is absent.
+struct GpuInfo {
+  unsigned index = 0;        // NVML index; for a MIG instance, the parent's
+  std::string uuid;          // "GPU-..."; for MIG, the parent's (dcgm-exporter labels)
+  std::string name;          // "NVIDIA H100 80GB HBM3"
+  std::string serial;
+  std::string pci_bus_id;    // "00000000:18:00.0"
+  unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
+  unsigned pci_device_id = 0;      // device id << 16 | vendor id
+  unsigned pci_sub_system_id = 0;
+  unsigned minor_number = 0;       // /dev/nvidia<minor>
+  std::string architecture;        // "Hopper"
+  std::string compute_capability;  // "9.0"
+  std::string vbios_version;
+  std::string brand;               // "Tesla"
+  std::optional<std::string> persistence_mode, display_mode, compute_mode;  // as nvidia-smi prints
+  unsigned nvlink_count = 0;       // links that answered at probe time
+  bool gpm_supported = false;
+  bool mig_enabled = false;
+  // MIG instance identity (empty for a whole GPU).
+  std::optional<unsigned> gpu_instance_id, compute_instance_id;
+  std::string mig_uuid;     // "MIG-..."
+  std::string mig_profile;  // "1g.10gb"
+};
+
+struct ProcessInfo {
+  unsigned pid = 0;
+  std::string name;
+  std::optional<uint64_t> used_memory_bytes;  // absent when the driver hides it
+  std::optional<unsigned> gpu_instance_id, compute_instance_id;
+};
+
+// Per-link NVLink health counters.
+struct NvLinkLink {
+  unsigned link = 0;
+  bool active = false;
+  std::optional<uint64_t> replay, recovery, crc_flit, crc_data;
+};
+
+enum class GpuState : uint8_t {
+  kOk,     // the last cycle read it
+  kLost,   // GPU_IS_LOST: series stop until it returns
+  kStale,  // a call hangs; values are the last good ones
+  kError,  // the last cycle failed for another reason
+};
+
+// The latest values of one GPU.
+struct GpuSample {
+  std::array<double, kMetricCount> values{};
+  std::bitset<kMetricCount> present;
+  GpuState state = GpuState::kOk;
+  std::string state_reason;  // why not kOk, for /health and logs
+  double sampled_at = 0;     // unix seconds of the last successful read
+  std::vector<NvLinkLink> nvlink;
+  std::map<unsigned, uint64_t> xid_counts;  // XID code -> count since start
+  std::vector<ProcessInfo> processes;
+
+  bool Has(Metric m) const { return present.test(Index(m)); }
+  double Get(Metric m) const { return values[Index(m)]; }
+  std::optional<double> Find(Metric m) const {
+    return Has(m) ? std::optional<double>(Get(m)) : std::nullopt;
+  }
+  void Set(Metric m, double v) {
+    values[Index(m)] = v;
+    present.set(Index(m));
+  }
+  void Clear(Metric m) { present.reset(Index(m)); }
+};
+
+struct Snapshot {
+  uint64_t sequence = 0;        // increments per published cycle
+  double timestamp = 0;         // unix seconds the cycle finished
+  double collect_seconds = 0;   // how long the cycle took
+  bool nvml_up = false;
+  std::string nvml_error;       // one sentence when !nvml_up
+  SystemInfo system;
+  std::vector<GpuInfo> gpus;       // parallel to samples
+  std::vector<GpuSample> samples;
+};
+using SnapshotPtr = std::shared_ptr<const Snapshot>;
+
+}  // namespace gpuscope

@@ -1,0 +1,82 @@
+// Scenario: what the simulated node looks like and does over time (GPUs,
+// workloads, processes, MIG, faults). ParseScenario is a pure function of the
+// YAML text; reading the file is separate. The schema is in sim/README.md.
+//
+// Thread safety: a parsed Scenario is an immutable value.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "faults.h"
+#include "gpuscope/status.h"
+#include "presets.h"
+
+namespace gpuscope::sim {
+
+enum class WorkloadKind { kIdle, kTraining, kInference, kCustom };
+
+// Activity levels are fractions 0..1; traffic in MB/s (10^6 bytes/s).
+struct Segment {
+  double at = 0;  // scenario seconds
+  WorkloadKind kind = WorkloadKind::kIdle;
+  double util = 0, sm_activity = 0, sm_occupancy = 0, tensor_activity = 0;
+  double dram_activity = 0, fp64_activity = 0, fp32_activity = 0, fp16_activity = 0;
+  double pcie_tx_mbps = 0, pcie_rx_mbps = 0, nvlink_tx_mbps = 0, nvlink_rx_mbps = 0;
+  std::optional<double> memory_used_gib;
+  double period_s = 0, duty = 1, low = 0.05;  // on/off oscillation
+  double noise = 0;                           // +- amplitude on activities
+  std::vector<std::pair<double, double>> points;  // custom: [t since at, factor]
+  bool repeat = false;                            // custom: loop the curve
+};
+
+struct ProcessSpec {
+  unsigned pid = 0;
+  std::string name;
+  double used_memory_gib = 0;
+  double start = 0, end = kForever;
+  int gpu_instance = -1;  // index into GpuSpec::mig_instances, -1 none
+};
+
+struct MigInstanceSpec {
+  const MigProfile* profile = nullptr;
+  unsigned gpu_instance_id = 0;
+};
+
+struct GpuSpec {
+  const Preset* preset = nullptr;
+  std::string uuid, serial;  // empty: derived from seed and index
+  unsigned pci_bus = 0;      // 0: derived from index
+  double power_limit_w = 0;  // 0: preset default
+  double ambient_c = 0;      // offset added to the preset's temperatures
+  std::vector<Segment> workload;
+  std::vector<ProcessSpec> processes;
+  bool mig_enabled = false;
+  std::vector<MigInstanceSpec> mig_instances;
+  std::vector<FaultSpec> faults;
+};
+
+struct Scenario {
+  std::string source;  // file name, for messages
+  uint64_t seed = 1;
+  double time_scale = 1.0;
+  std::string driver_version = "570.133.20";
+  std::string nvml_version;  // default "12." + driver_version
+  int cuda_version = 12080;
+  std::vector<GpuSpec> gpus;  // replicas expanded
+};
+
+// Parses scenario YAML. Errors read "<source>:<line>: <problem>".
+Result<Scenario> ParseScenario(const std::string& text, const std::string& source);
+
+// Reads and parses a scenario file.
+Result<Scenario> LoadScenarioFile(const std::string& path);
+
+// True when driver_version is a 535 branch older than 535.98 (32-byte
+// process entries).
+bool IsEarly535(const std::string& driver_version);
+
+}  // namespace gpuscope::sim

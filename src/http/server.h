@@ -1,0 +1,123 @@
+// gpuscope's HTTP server (libmicrohttpd): GET/HEAD routing to handlers registered by the caller,
+// TLS and client certificates, basic auth and response headers from an exporter-toolkit
+// web-config file, connection limits and timeouts.
+//
+// The scrape path is cheap and never blocks on collection: a handler returns a body that is a
+// shared_ptr to an immutable, pre-rendered string; the server hands that buffer to the socket
+// without copying and holds the reference until the response is sent.
+//
+// Reload() (serve calls it on SIGHUP) re-reads the web-config: users and headers swap in place;
+// changed TLS settings start a new daemon on the same listening socket (which the server owns),
+// so no connection is refused. Certificate, key and CA files are also watched (mtime, at most
+// every `cert_check_interval`) and reloaded when replaced. A bad new config keeps the old one.
+//
+// Thread safety: Handle() before Start(); Start/Reload/Stop from one controlling thread (Reload
+// is also safe against the internal file watcher). Handlers run on server threads, concurrently,
+// and must not throw (a throw answers 500).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "gpuscope/status.h"
+#include "http/listener.h"
+
+namespace gpuscope::http {
+
+struct Request {
+  std::string_view method;  // "GET" or "HEAD" (other methods never reach handlers)
+  std::string_view path;    // without the query string
+  std::string_view accept;  // Accept header, "" when absent
+  std::vector<std::pair<std::string_view, std::string_view>> query;  // decoded, in order
+
+  // The first value of query argument `key`, or "" when absent.
+  std::string_view QueryValue(std::string_view key) const;
+};
+
+struct Response {
+  int status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::shared_ptr<const std::string> body;  // null = empty; sent without copying
+  std::vector<std::pair<std::string, std::string>> headers;
+
+  static Response Text(int status, std::string text);
+};
+
+using Handler = std::function<Response(const Request&)>;
+
+struct ServerOptions {
+  // dcgm-exporter style: ":9400" (default), "host:port", "[::1]:9400", "127.0.0.1:0" (any port).
+  std::string listen_address = ":9400";
+  // Open connections at most (default 40); more wait in the kernel's accept queue.
+  unsigned max_connections = 40;
+  // Idle or slow connections are closed after this (default 10 s, as Prometheus' timeout).
+  std::chrono::seconds connection_timeout{10};
+  // Memory per connection for the request line and headers (default 16 KiB); larger requests
+  // are answered 431/414 by libmicrohttpd. Request bodies are refused (413).
+  size_t max_request_bytes = 16 * 1024;
+  // Worker threads (default 0: one per core, at most 4).
+  unsigned threads = 0;
+  // exporter-toolkit web-config file (default "": plain HTTP, no auth).
+  std::string web_config_file;
+  // How often certificate files are checked for replacement (default 3 s; 0 disables).
+  std::chrono::milliseconds cert_check_interval{3000};
+};
+
+class Server {
+ public:
+  explicit Server(ServerOptions options);
+  ~Server();  // Stop()
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Serves `path` (exact match, e.g. "/metrics"). Call before Start().
+  void Handle(std::string path, Handler handler);
+
+  // Loads the web-config, binds the address and starts serving. Errors name the file/address,
+  // e.g. "cannot listen on :9400: address already in use".
+  Status Start();
+
+  // Re-reads the web-config file and TLS files; on error the running config stays.
+  Status Reload();
+
+  // Stops serving and closes the socket; in-flight connections are closed. Idempotent.
+  void Stop();
+
+  uint16_t port() const { return listener_.port(); }  // the bound port, after Start()
+  bool tls_enabled() const;
+  uint64_t reload_count() const { return reloads_.load(); }  // successful TLS (re)starts
+
+ private:
+  struct Config;
+  struct Daemon;
+
+  Result<std::shared_ptr<const Config>> LoadConfig() const;
+  Status Apply(std::shared_ptr<const Config> config, bool force_restart);
+  Status StartDaemon(std::shared_ptr<const Config> config);
+  void WatchFiles();
+
+  ServerOptions options_;
+  std::unordered_map<std::string, Handler> routes_;
+  Listener listener_;
+  std::mutex control_mu_;                          // Start/Reload/Stop/watcher
+  std::atomic<std::shared_ptr<const Config>> config_;  // read per request
+  std::unique_ptr<Daemon> daemon_;
+  std::atomic<uint64_t> reloads_{0};
+  std::thread watcher_;
+  std::mutex watch_mu_;
+  std::condition_variable watch_cv_;
+  bool stopping_ = false;
+};
+
+}  // namespace gpuscope::http

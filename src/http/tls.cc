@@ -1,0 +1,157 @@
+#include "http/tls.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+namespace gpuscope::http {
+namespace {
+
+Result<std::string> ReadFile(const std::string& path, const char* what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound(std::string("cannot read ") + what + " " + path + ": " +
+                            std::generic_category().message(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+gnutls_datum_t Datum(const std::string& text) {
+  return {reinterpret_cast<unsigned char*>(const_cast<char*>(text.data())),
+          static_cast<unsigned>(text.size())};
+}
+
+using Credentials =
+    std::unique_ptr<gnutls_certificate_credentials_st, decltype(&gnutls_certificate_free_credentials)>;
+
+Status CheckMaterial(const TlsConfig& config, const TlsMaterial& material) {
+  gnutls_certificate_credentials_t raw = nullptr;
+  if (gnutls_certificate_allocate_credentials(&raw) < 0) {
+    return Status::Internal("gnutls: cannot allocate credentials");
+  }
+  Credentials cred(raw, &gnutls_certificate_free_credentials);
+  gnutls_datum_t cert = Datum(material.cert_pem);
+  gnutls_datum_t key = Datum(material.key_pem);
+  int rc = gnutls_certificate_set_x509_key_mem2(raw, &cert, &key, GNUTLS_X509_FMT_PEM, nullptr, 0);
+  if (rc < 0) {
+    return Status::InvalidArgument("TLS certificate " + config.cert_file + " with key " +
+                                   config.key_file + ": " + gnutls_strerror(rc));
+  }
+  if (!material.ca_pem.empty()) {
+    gnutls_datum_t ca = Datum(material.ca_pem);
+    rc = gnutls_certificate_set_x509_trust_mem(raw, &ca, GNUTLS_X509_FMT_PEM);
+    if (rc <= 0) {
+      return Status::InvalidArgument("client_ca_file " + config.client_ca_file + ": " +
+                                     (rc < 0 ? gnutls_strerror(rc) : "no certificates"));
+    }
+  }
+  gnutls_priority_t priority = nullptr;
+  const char* error_at = nullptr;
+  rc = gnutls_priority_init(&priority, material.priorities.c_str(), &error_at);
+  if (rc < 0) return Status::Internal("gnutls priorities " + material.priorities + ": " +
+                                      gnutls_strerror(rc));
+  gnutls_priority_deinit(priority);
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool FileStamp::operator==(const FileStamp& other) const {
+  return path == other.path && mtime.tv_sec == other.mtime.tv_sec &&
+         mtime.tv_nsec == other.mtime.tv_nsec && size == other.size;
+}
+
+std::vector<FileStamp> StampFiles(const std::vector<std::string>& paths) {
+  std::vector<FileStamp> stamps;
+  for (const std::string& path : paths) {
+    FileStamp stamp{path};
+    struct stat st {};
+    if (stat(path.c_str(), &st) == 0) {
+      stamp.mtime = st.st_mtim;
+      stamp.size = st.st_size;
+    }
+    stamps.push_back(stamp);
+  }
+  return stamps;
+}
+
+std::string TlsPriorities(TlsVersion min, TlsVersion max) {
+  static constexpr const char* kNames[] = {"VERS-TLS1.0", "VERS-TLS1.1", "VERS-TLS1.2",
+                                           "VERS-TLS1.3"};
+  std::string out = "NORMAL:-VERS-ALL";
+  for (int v = static_cast<int>(min); v <= static_cast<int>(max); ++v) {
+    out += ":+";
+    out += kNames[v];
+  }
+  return out;
+}
+
+Result<TlsMaterial> LoadTlsMaterial(const TlsConfig& config) {
+  TlsMaterial material;
+  std::vector<std::string> paths = {config.cert_file, config.key_file};
+  // Stamp first: a file replaced while being read is noticed and read again on the next check.
+  if (!config.client_ca_file.empty()) paths.push_back(config.client_ca_file);
+  material.stamps = StampFiles(paths);
+  Result<std::string> cert = ReadFile(config.cert_file, "cert_file");
+  if (!cert.ok()) return cert.status();
+  Result<std::string> key = ReadFile(config.key_file, "key_file");
+  if (!key.ok()) return key.status();
+  material.cert_pem = std::move(*cert);
+  material.key_pem = std::move(*key);
+  if (!config.client_ca_file.empty()) {
+    Result<std::string> ca = ReadFile(config.client_ca_file, "client_ca_file");
+    if (!ca.ok()) return ca.status();
+    material.ca_pem = std::move(*ca);
+  }
+  material.priorities = TlsPriorities(config.min_version, config.max_version);
+  material.client_auth = config.client_auth;
+  GPUSCOPE_RETURN_IF_ERROR(CheckMaterial(config, material));
+  return material;
+}
+
+gnutls_certificate_request_t CertificateRequestFor(ClientAuth auth) {
+  switch (auth) {
+    case ClientAuth::kNoClientCert:
+      return GNUTLS_CERT_IGNORE;
+    case ClientAuth::kRequestClientCert:
+    case ClientAuth::kVerifyClientCertIfGiven:
+      return GNUTLS_CERT_REQUEST;
+    case ClientAuth::kRequireAnyClientCert:
+    case ClientAuth::kRequireAndVerifyClientCert:
+      return GNUTLS_CERT_REQUIRE;
+  }
+  return GNUTLS_CERT_IGNORE;
+}
+
+std::string CheckClientCertificate(gnutls_session_t session, ClientAuth auth) {
+  if (auth == ClientAuth::kNoClientCert || auth == ClientAuth::kRequestClientCert) return "";
+  unsigned count = 0;
+  const gnutls_datum_t* peers =
+      session == nullptr ? nullptr : gnutls_certificate_get_peers(session, &count);
+  bool given = peers != nullptr && count > 0;
+  if (!given) {
+    bool required = auth == ClientAuth::kRequireAnyClientCert ||
+                    auth == ClientAuth::kRequireAndVerifyClientCert;
+    return required ? "a client certificate is required" : "";
+  }
+  if (auth == ClientAuth::kRequireAnyClientCert) return "";
+  unsigned status = 0;
+  int rc = gnutls_certificate_verify_peers2(session, &status);
+  if (rc < 0) return std::string("client certificate: ") + gnutls_strerror(rc);
+  if (status != 0) {
+    gnutls_datum_t text{};
+    std::string reason = "client certificate not trusted";
+    if (gnutls_certificate_verification_status_print(status, GNUTLS_CRT_X509, &text, 0) == 0) {
+      reason = std::string("client certificate: ") + reinterpret_cast<char*>(text.data);
+      gnutls_free(text.data);
+    }
+    return reason;
+  }
+  return "";
+}
+
+}  // namespace gpuscope::http

@@ -1,0 +1,313 @@
+#include "http/web_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpuscope::http {
+namespace {
+
+constexpr std::array<std::pair<std::string_view, ClientAuth>, 5> kClientAuthNames = {{
+    {"NoClientCert", ClientAuth::kNoClientCert},
+    {"RequestClientCert", ClientAuth::kRequestClientCert},
+    {"RequireAnyClientCert", ClientAuth::kRequireAnyClientCert},
+    {"VerifyClientCertIfGiven", ClientAuth::kVerifyClientCertIfGiven},
+    {"RequireAndVerifyClientCert", ClientAuth::kRequireAndVerifyClientCert},
+}};
+
+constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kTlsVersionNames = {{
+    {"TLS10", TlsVersion::kTls10},
+    {"TLS11", TlsVersion::kTls11},
+    {"TLS12", TlsVersion::kTls12},
+    {"TLS13", TlsVersion::kTls13},
+}};
+
+constexpr std::array<std::string_view, 9> kTlsKeys = {
+    "cert_file",     "key_file",          "client_ca_file",
+    "client_auth_type", "min_version",    "max_version",
+    "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"};
+
+// Headers the server itself owns; a config may not override them.
+constexpr std::array<std::string_view, 8> kReservedHeaders = {
+    "content-length", "content-type", "content-encoding", "transfer-encoding",
+    "connection",     "www-authenticate", "authorization", "date"};
+
+// Carries the file name so every error says where it comes from.
+class Parser {
+ public:
+  Parser(std::string filename) : filename_(std::move(filename)) {}
+
+  Status Error(const YAML::Node& node, const std::string& problem) const {
+    int line = node.Mark().is_null() ? 0 : node.Mark().line + 1;
+    return Status::InvalidArgument(filename_ + ":" + std::to_string(line) + ": " + problem);
+  }
+
+  Status Error(int line, const std::string& problem) const {
+    return Status::InvalidArgument(filename_ + ":" + std::to_string(line) + ": " + problem);
+  }
+
+  Result<std::string> Scalar(const YAML::Node& node, const std::string& key) const {
+    if (!node.IsScalar()) return Error(node, key + ": expected a string");
+    return node.Scalar();
+  }
+
+  Result<bool> Bool(const YAML::Node& node, const std::string& key) const {
+    const std::string& text = node.IsScalar() ? node.Scalar() : "";
+    if (text == "true") return true;
+    if (text == "false") return false;
+    return Error(node, key + ": expected true or false");
+  }
+
+  Status ExpectMap(const YAML::Node& node, const std::string& key) const {
+    if (node.IsMap() || node.IsNull()) return Status::Ok();
+    return Error(node, key + ": expected a mapping");
+  }
+
+  // Relative paths are relative to the config file, as in exporter-toolkit.
+  std::string ResolvePath(const std::string& path) const {
+    if (path.empty() || path.front() == '/') return path;
+    std::filesystem::path dir = std::filesystem::path(filename_).parent_path();
+    return (dir / path).lexically_normal().string();
+  }
+
+  Status ParseTls(const YAML::Node& node, WebConfig& config) const;
+  Status ParseHttp(const YAML::Node& node, WebConfig& config) const;
+  Status ParseUsers(const YAML::Node& node, WebConfig& config) const;
+
+ private:
+  Status ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls,
+                     WebConfig& config) const;
+  Status ParseVersion(const YAML::Node& value, const std::string& key, TlsVersion& out) const;
+
+  std::string filename_;
+};
+
+Status Parser::ParseVersion(const YAML::Node& value, const std::string& key,
+                            TlsVersion& out) const {
+  Result<std::string> text = Scalar(value, key);
+  if (!text.ok()) return text.status();
+  for (const auto& [name, version] : kTlsVersionNames) {
+    if (*text == name) {
+      out = version;
+      return Status::Ok();
+    }
+  }
+  return Error(value, key + ": unknown TLS version \"" + *text + "\" (TLS10, TLS11, TLS12, TLS13)");
+}
+
+Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls,
+                           WebConfig& config) const {
+  const std::string& key = key_node.Scalar();
+  bool known = std::find(kTlsKeys.begin(), kTlsKeys.end(), key) != kTlsKeys.end();
+  if (!known) return Error(key_node, "tls_server_config: unknown key \"" + key + "\"");
+  if (value.IsNull()) return Status::Ok();  // `key:` with no value keeps the default
+  if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
+    Result<std::string> text = Scalar(value, key);
+    if (!text.ok()) return text.status();
+    std::string& field = key == "cert_file"  ? tls.cert_file
+                         : key == "key_file" ? tls.key_file
+                                             : tls.client_ca_file;
+    field = ResolvePath(*text);
+    return Status::Ok();
+  }
+  if (key == "client_auth_type") {
+    Result<std::string> text = Scalar(value, key);
+    if (!text.ok()) return text.status();
+    for (const auto& [name, auth] : kClientAuthNames) {
+      if (*text == name) {
+        tls.client_auth = auth;
+        return Status::Ok();
+      }
+    }
+    return Error(value, "client_auth_type: unknown value \"" + *text +
+                            "\" (NoClientCert, RequestClientCert, RequireAnyClientCert, "
+                            "VerifyClientCertIfGiven, RequireAndVerifyClientCert)");
+  }
+  if (key == "min_version") return ParseVersion(value, key, tls.min_version);
+  if (key == "max_version") return ParseVersion(value, key, tls.max_version);
+  if (key == "cipher_suites" || key == "curve_preferences") {
+    if (!value.IsSequence() && !value.IsNull()) return Error(value, key + ": expected a list");
+    config.warnings.push_back(filename_ + ":" + std::to_string(value.Mark().line + 1) + ": " +
+                              key + " is ignored; GnuTLS defaults for the TLS versions apply");
+    return Status::Ok();
+  }
+  return Bool(value, key).status();  // prefer_server_cipher_suites: no effect in TLS 1.3
+}
+
+Status Parser::ParseTls(const YAML::Node& node, WebConfig& config) const {
+  GPUSCOPE_RETURN_IF_ERROR(ExpectMap(node, "tls_server_config"));
+  TlsConfig tls;
+  for (const auto& entry : node) {
+    GPUSCOPE_RETURN_IF_ERROR(ParseTlsKey(entry.first, entry.second, tls, config));
+  }
+  bool any = !tls.cert_file.empty() || !tls.key_file.empty() || !tls.client_ca_file.empty() ||
+             tls.client_auth != ClientAuth::kNoClientCert;
+  if (!any) return Status::Ok();  // an empty section means plain HTTP, as in exporter-toolkit
+  if (tls.cert_file.empty()) return Error(node, "tls_server_config: missing cert_file");
+  if (tls.key_file.empty()) return Error(node, "tls_server_config: missing key_file");
+  bool verifies = tls.client_auth == ClientAuth::kVerifyClientCertIfGiven ||
+                  tls.client_auth == ClientAuth::kRequireAndVerifyClientCert;
+  if (verifies && tls.client_ca_file.empty()) {
+    return Error(node, "tls_server_config: client_auth_type " +
+                           std::string(ClientAuthName(tls.client_auth)) +
+                           " needs client_ca_file");
+  }
+  if (tls.min_version > tls.max_version) {
+    return Error(node, "tls_server_config: min_version is above max_version");
+  }
+  config.tls = tls;
+  return Status::Ok();
+}
+
+bool IsToken(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  return out;
+}
+
+Status Parser::ParseHttp(const YAML::Node& node, WebConfig& config) const {
+  GPUSCOPE_RETURN_IF_ERROR(ExpectMap(node, "http_server_config"));
+  for (const auto& entry : node) {
+    std::string key = entry.first.Scalar();
+    if (key == "http2") {
+      if (!entry.second.IsNull()) GPUSCOPE_RETURN_IF_ERROR(Bool(entry.second, key).status());
+      continue;  // HTTP/1.1 only; Prometheus scrapes over HTTP/1.1 by default
+    }
+    if (key != "headers") {
+      return Error(entry.first, "http_server_config: unknown key \"" + key + "\"");
+    }
+    GPUSCOPE_RETURN_IF_ERROR(ExpectMap(entry.second, "headers"));
+    for (const auto& header : entry.second) {
+      std::string name = header.first.Scalar();
+      if (!IsToken(name)) return Error(header.first, "headers: invalid header name \"" + name + "\"");
+      for (std::string_view reserved : kReservedHeaders) {
+        if (Lower(name) == reserved) {
+          return Error(header.first, "headers: " + name + " is set by the server");
+        }
+      }
+      Result<std::string> value = Scalar(header.second, name);
+      if (!value.ok()) return value.status();
+      if (value->find_first_of("\r\n") != std::string::npos) {
+        return Error(header.second, "headers: value of " + name + " has a line break");
+      }
+      config.headers.emplace_back(name, *value);
+    }
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseUsers(const YAML::Node& node, WebConfig& config) const {
+  GPUSCOPE_RETURN_IF_ERROR(ExpectMap(node, "basic_auth_users"));
+  for (const auto& entry : node) {
+    std::string user = entry.first.Scalar();
+    if (user.empty() || user.find(':') != std::string::npos) {
+      return Error(entry.first, "basic_auth_users: invalid user name \"" + user + "\"");
+    }
+    Result<std::string> hash = Scalar(entry.second, "basic_auth_users." + user);
+    if (!hash.ok()) return hash.status();
+    std::string problem = BcryptHashProblem(*hash);
+    if (!problem.empty()) {
+      return Error(entry.second, "basic_auth_users: user \"" + user + "\": " + problem);
+    }
+    config.basic_auth_users[user] = *hash;
+  }
+  return Status::Ok();
+}
+
+Result<WebConfig> ParseRoot(const Parser& parser, const YAML::Node& root) {
+  WebConfig config;
+  if (root.IsNull()) return config;  // an empty file: plain HTTP, no auth
+  if (!root.IsMap()) return parser.Error(root, "expected a mapping at the top level");
+  for (const auto& entry : root) {
+    std::string key = entry.first.Scalar();
+    Status status;
+    if (key == "tls_server_config") {
+      status = parser.ParseTls(entry.second, config);
+    } else if (key == "http_server_config") {
+      status = parser.ParseHttp(entry.second, config);
+    } else if (key == "basic_auth_users") {
+      status = parser.ParseUsers(entry.second, config);
+    } else {
+      status = parser.Error(entry.first, "unknown key \"" + key + "\"");
+    }
+    GPUSCOPE_RETURN_IF_ERROR(status);
+  }
+  return config;
+}
+
+}  // namespace
+
+Result<WebConfig> ParseWebConfig(std::string_view text, const std::string& filename) {
+  Parser parser(filename);
+  try {
+    YAML::Node root = YAML::Load(std::string(text));
+    return ParseRoot(parser, root);
+  } catch (const YAML::Exception& e) {
+    return parser.Error(e.mark.is_null() ? 0 : e.mark.line + 1, e.msg);
+  } catch (const std::exception& e) {
+    return parser.Error(0, e.what());
+  }
+}
+
+Result<WebConfig> LoadWebConfig(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return Status::NotFound("cannot read web config file " + path + ": " +
+                            std::generic_category().message(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::NotFound("cannot read web config file " + path);
+  return ParseWebConfig(text.str(), path);
+}
+
+std::string BcryptHashProblem(std::string_view hash) {
+  if (hash.size() < 7 || hash[0] != '$' || hash[1] != '2' ||
+      std::string_view("aby").find(hash[2]) == std::string_view::npos || hash[3] != '$') {
+    return "not a bcrypt hash (expected $2a$, $2b$ or $2y$)";
+  }
+  if (hash[4] < '0' || hash[4] > '9' || hash[5] < '0' || hash[5] > '9' || hash[6] != '$') {
+    return "bcrypt hash has no two-digit cost";
+  }
+  int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
+  if (cost < 4 || cost > 31) return "bcrypt cost " + std::to_string(cost) + " is not in 04..31";
+  if (hash.size() != 60) {
+    return "bcrypt hash has " + std::to_string(hash.size()) + " characters, expected 60";
+  }
+  for (char c : hash.substr(7)) {
+    bool ok = c == '.' || c == '/' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+              (c >= '0' && c <= '9');
+    if (!ok) return "bcrypt hash has a character outside its alphabet";
+  }
+  return "";
+}
+
+std::string_view ClientAuthName(ClientAuth auth) {
+  for (const auto& [name, value] : kClientAuthNames) {
+    if (value == auth) return name;
+  }
+  return "?";
+}
+
+std::string_view TlsVersionName(TlsVersion version) {
+  for (const auto& [name, value] : kTlsVersionNames) {
+    if (value == version) return name;
+  }
+  return "?";
+}
+
+}  // namespace gpuscope::http

@@ -1,0 +1,71 @@
+// Prometheus exporter-toolkit web-config file (the `--web-config-file` users already have for
+// dcgm-exporter and node_exporter): TLS, client certificates, response headers, basic auth.
+//
+//   tls_server_config:   {cert_file, key_file, client_ca_file, client_auth_type,
+//                         min_version, max_version, cipher_suites, curve_preferences,
+//                         prefer_server_cipher_suites}
+//   http_server_config:  {headers: {Name: value}, http2}
+//   basic_auth_users:    {user: bcrypt-hash}
+//
+// ParseWebConfig is a pure function of the text; LoadWebConfig reads the file. Errors read
+// `<file>:<line>: <problem>`. Relative certificate paths are resolved against the directory of
+// the config file, as exporter-toolkit does.
+// Thread safety: plain values; safe to share once built.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::http {
+
+// Go crypto/tls names, in the order of increasing strictness.
+enum class ClientAuth {
+  kNoClientCert,
+  kRequestClientCert,
+  kRequireAnyClientCert,
+  kVerifyClientCertIfGiven,
+  kRequireAndVerifyClientCert,
+};
+
+enum class TlsVersion { kTls10, kTls11, kTls12, kTls13 };
+
+struct TlsConfig {
+  std::string cert_file;       // PEM certificate chain; required. Absolute after parsing.
+  std::string key_file;        // PEM private key; required. Absolute after parsing.
+  std::string client_ca_file;  // PEM CAs for client certificates; "" = none.
+  ClientAuth client_auth = ClientAuth::kNoClientCert;  // default NoClientCert
+  TlsVersion min_version = TlsVersion::kTls12;         // default TLS12 (as exporter-toolkit)
+  TlsVersion max_version = TlsVersion::kTls13;         // default TLS13
+};
+
+struct WebConfig {
+  std::optional<TlsConfig> tls;  // absent: plain HTTP
+  // Extra response headers, in file order (http_server_config.headers).
+  std::vector<std::pair<std::string, std::string>> headers;
+  // user -> bcrypt hash; empty: no authentication.
+  std::map<std::string, std::string> basic_auth_users;
+  // Accepted but ignored settings (cipher_suites, ...), one line each, for the caller to log.
+  std::vector<std::string> warnings;
+};
+
+// Parses the YAML text of a web-config file. `filename` names the file in errors and anchors
+// relative paths (its directory).
+Result<WebConfig> ParseWebConfig(std::string_view text, const std::string& filename);
+
+// Reads and parses `path`; an unreadable file is an error naming it.
+Result<WebConfig> LoadWebConfig(const std::string& path);
+
+// Checks the shape of a bcrypt hash: `$2a$`/`$2b$`/`$2y$`, two-digit cost 04..31, 53 characters
+// of bcrypt base64 (60 in all). Returns a problem description, or "" when valid.
+std::string BcryptHashProblem(std::string_view hash);
+
+std::string_view ClientAuthName(ClientAuth auth);
+std::string_view TlsVersionName(TlsVersion version);
+
+}  // namespace gpuscope::http
