@@ -31,27 +31,32 @@ struct SystemInfo {
 // One GPU (or MIG instance), probed once at attach. Capabilities say what the
 // device answered at probe time, so the sampler never asks for what is absent.
 struct GpuInfo {
-  unsigned index = 0;        // NVML index; for a MIG instance, the parent's
-  std::string uuid;          // "GPU-..."; for MIG, the parent's (dcgm-exporter labels)
-  std::string name;          // "NVIDIA H100 80GB HBM3"
+  unsigned index = 0;  // NVML index; for a MIG instance, the parent's
+  std::string uuid;    // "GPU-..."; for MIG, the parent's (dcgm-exporter labels)
+  std::string name;    // "NVIDIA H100 80GB HBM3"
   std::string serial;
-  std::string pci_bus_id;    // "00000000:18:00.0"
+  std::string pci_bus_id;  // "00000000:18:00.0"
   unsigned pci_domain = 0, pci_bus = 0, pci_device = 0;
-  unsigned pci_device_id = 0;      // device id << 16 | vendor id
+  unsigned pci_device_id = 0;  // device id << 16 | vendor id
   unsigned pci_sub_system_id = 0;
   unsigned minor_number = 0;       // /dev/nvidia<minor>
   std::string architecture;        // "Hopper"
   std::string compute_capability;  // "9.0"
   std::string vbios_version;
-  std::string brand;               // "Tesla"
+  std::string brand;                                                        // "Tesla"
   std::optional<std::string> persistence_mode, display_mode, compute_mode;  // as nvidia-smi prints
-  unsigned nvlink_count = 0;       // links that answered at probe time
+  std::optional<std::string> power_management_mode;  // "Enabled" / "Disabled"
+  unsigned nvlink_count = 0;                         // links that answered at probe time
   bool gpm_supported = false;
-  bool mig_enabled = false;
+  bool mig_enabled = false;              // MIG mode current
+  bool mig_capable = false;              // the GPU answers MIG mode queries
+  std::optional<bool> mig_mode_pending;  // MIG mode after the next reset; absent without MIG
   // MIG instance identity (empty for a whole GPU).
   std::optional<unsigned> gpu_instance_id, compute_instance_id;
   std::string mig_uuid;     // "MIG-..."
   std::string mig_profile;  // "1g.10gb"
+
+  bool is_mig() const { return gpu_instance_id.has_value(); }
 };
 
 struct ProcessInfo {
@@ -99,13 +104,16 @@ struct GpuSample {
 };
 
 struct Snapshot {
-  uint64_t sequence = 0;        // increments per published cycle
-  double timestamp = 0;         // unix seconds the cycle finished
-  double collect_seconds = 0;   // how long the cycle took
+  uint64_t sequence = 0;       // increments per published cycle
+  double timestamp = 0;        // unix seconds the cycle finished
+  double collect_seconds = 0;  // how long the cycle took
   bool nvml_up = false;
-  std::string nvml_error;       // one sentence when !nvml_up
+  std::string nvml_error;         // one sentence when !nvml_up
+  uint64_t nvml_calls = 0;        // NVML calls the cycle made (all GPUs)
+  uint64_t nvml_calls_total = 0;  // NVML calls since the sampler started
+  bool slow_cycle = false;        // the slow tier (ECC, limits, processes) was read this cycle
   SystemInfo system;
-  std::vector<GpuInfo> gpus;       // parallel to samples
+  std::vector<GpuInfo> gpus;  // parallel to samples
   std::vector<GpuSample> samples;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;

@@ -22,7 +22,9 @@ class Status {
 
   Status() = default;
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return Status(Code::kInvalidArgument, std::move(m)); }
+  static Status InvalidArgument(std::string m) {
+    return Status(Code::kInvalidArgument, std::move(m));
+  }
   static Status NotFound(std::string m) { return Status(Code::kNotFound, std::move(m)); }
   static Status Unavailable(std::string m) { return Status(Code::kUnavailable, std::move(m)); }
   static Status NotSupported(std::string m) { return Status(Code::kNotSupported, std::move(m)); }
@@ -34,13 +36,25 @@ class Status {
 
   // Prefixes context: Status::NotFound("x").Context("reading y") -> "reading y: x".
   Status Context(const std::string& what) const {
-    return ok() ? *this : Status(code_, what + ": " + message_);
+    Status out = *this;
+    if (!ok()) out.message_ = what + ": " + message_;
+    return out;
   }
+
+  // The code of the layer that failed (an nvmlReturn_t for NVML calls), kept
+  // through Context() so callers can tell GPU_IS_LOST from NOT_SUPPORTED.
+  Status WithDetail(int detail) const {
+    Status out = *this;
+    out.detail_ = detail;
+    return out;
+  }
+  std::optional<int> detail() const { return detail_; }
 
  private:
   Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
   Code code_ = Code::kOk;
   std::string message_;
+  std::optional<int> detail_;
 };
 
 template <typename T>
@@ -67,8 +81,8 @@ class Result {
 }  // namespace gpuscope
 
 // Returns early from a function returning Status or Result<T>.
-#define GPUSCOPE_RETURN_IF_ERROR(expr)           \
-  do {                                           \
-    ::gpuscope::Status status_ = (expr);         \
-    if (!status_.ok()) return status_;           \
+#define GPUSCOPE_RETURN_IF_ERROR(expr)   \
+  do {                                   \
+    ::gpuscope::Status status_ = (expr); \
+    if (!status_.ok()) return status_;   \
   } while (0)

@@ -54,8 +54,8 @@ uint16_t BoundPort(int fd) {
 
 Result<ListenAddress> ParseListenAddress(std::string_view address) {
   auto bad = [&](const std::string& why) {
-    return Status::InvalidArgument("invalid listen address \"" + std::string(address) + "\": " +
-                                   why);
+    return Status::InvalidArgument("invalid listen address \"" + std::string(address) +
+                                   "\": " + why);
   };
   size_t colon = address.rfind(':');
   if (colon == std::string_view::npos) return bad("expected host:port or :port");

@@ -35,6 +35,8 @@
 
 namespace gpuscope::http {
 
+struct FileStamp;  // http/tls.h
+
 struct Request {
   std::string_view method;  // "GET" or "HEAD" (other methods never reach handlers)
   std::string_view path;    // without the query string
@@ -106,11 +108,12 @@ class Server {
   Status Apply(std::shared_ptr<const Config> config, bool force_restart);
   Status StartDaemon(std::shared_ptr<const Config> config);
   void WatchFiles();
+  void ReloadChangedCertificates(std::vector<FileStamp>& failed);
 
   ServerOptions options_;
   std::unordered_map<std::string, Handler> routes_;
   Listener listener_;
-  std::mutex control_mu_;                          // Start/Reload/Stop/watcher
+  std::mutex control_mu_;                              // Start/Reload/Stop/watcher
   std::atomic<std::shared_ptr<const Config>> config_;  // read per request
   std::unique_ptr<Daemon> daemon_;
   std::atomic<uint64_t> reloads_{0};

@@ -1,5 +1,6 @@
 #include "http/tls.h"
 
+#include <gnutls/x509.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -25,10 +26,28 @@ gnutls_datum_t Datum(const std::string& text) {
           static_cast<unsigned>(text.size())};
 }
 
-using Credentials =
-    std::unique_ptr<gnutls_certificate_credentials_st, decltype(&gnutls_certificate_free_credentials)>;
+using Credentials = std::unique_ptr<gnutls_certificate_credentials_st,
+                                    decltype(&gnutls_certificate_free_credentials)>;
+
+// Parses a PEM certificate list on its own first: GnuTLS 3.7 leaks memory when
+// gnutls_certificate_set_x509_key_mem2 meets a malformed certificate.
+Status CheckCertificates(const std::string& pem, const std::string& path) {
+  gnutls_datum_t data = Datum(pem);
+  gnutls_x509_crt_t* list = nullptr;
+  unsigned count = 0;
+  int rc = gnutls_x509_crt_list_import2(&list, &count, &data, GNUTLS_X509_FMT_PEM, 0);
+  for (unsigned i = 0; i < count; ++i) gnutls_x509_crt_deinit(list[i]);
+  gnutls_free(list);
+  if (rc < 0) return Status::InvalidArgument("certificate " + path + ": " + gnutls_strerror(rc));
+  if (count == 0) return Status::InvalidArgument("certificate " + path + ": no certificates");
+  return Status::Ok();
+}
 
 Status CheckMaterial(const TlsConfig& config, const TlsMaterial& material) {
+  GPUSCOPE_RETURN_IF_ERROR(CheckCertificates(material.cert_pem, config.cert_file));
+  if (!material.ca_pem.empty()) {
+    GPUSCOPE_RETURN_IF_ERROR(CheckCertificates(material.ca_pem, config.client_ca_file));
+  }
   gnutls_certificate_credentials_t raw = nullptr;
   if (gnutls_certificate_allocate_credentials(&raw) < 0) {
     return Status::Internal("gnutls: cannot allocate credentials");
@@ -52,8 +71,9 @@ Status CheckMaterial(const TlsConfig& config, const TlsMaterial& material) {
   gnutls_priority_t priority = nullptr;
   const char* error_at = nullptr;
   rc = gnutls_priority_init(&priority, material.priorities.c_str(), &error_at);
-  if (rc < 0) return Status::Internal("gnutls priorities " + material.priorities + ": " +
-                                      gnutls_strerror(rc));
+  if (rc < 0)
+    return Status::Internal("gnutls priorities " + material.priorities + ": " +
+                            gnutls_strerror(rc));
   gnutls_priority_deinit(priority);
   return Status::Ok();
 }

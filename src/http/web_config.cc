@@ -27,14 +27,14 @@ constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kTlsVersionName
 }};
 
 constexpr std::array<std::string_view, 9> kTlsKeys = {
-    "cert_file",     "key_file",          "client_ca_file",
-    "client_auth_type", "min_version",    "max_version",
-    "cipher_suites", "curve_preferences", "prefer_server_cipher_suites"};
+    "cert_file",        "key_file",          "client_ca_file",
+    "client_auth_type", "min_version",       "max_version",
+    "cipher_suites",    "curve_preferences", "prefer_server_cipher_suites"};
 
 // Headers the server itself owns; a config may not override them.
 constexpr std::array<std::string_view, 8> kReservedHeaders = {
-    "content-length", "content-type", "content-encoding", "transfer-encoding",
-    "connection",     "www-authenticate", "authorization", "date"};
+    "content-length", "content-type",     "content-encoding", "transfer-encoding",
+    "connection",     "www-authenticate", "authorization",    "date"};
 
 // Carries the file name so every error says where it comes from.
 class Parser {
@@ -131,8 +131,8 @@ Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, 
   if (key == "max_version") return ParseVersion(value, key, tls.max_version);
   if (key == "cipher_suites" || key == "curve_preferences") {
     if (!value.IsSequence() && !value.IsNull()) return Error(value, key + ": expected a list");
-    config.warnings.push_back(filename_ + ":" + std::to_string(value.Mark().line + 1) + ": " +
-                              key + " is ignored; GnuTLS defaults for the TLS versions apply");
+    config.warnings.push_back(filename_ + ":" + std::to_string(value.Mark().line + 1) + ": " + key +
+                              " is ignored; GnuTLS defaults for the TLS versions apply");
     return Status::Ok();
   }
   return Bool(value, key).status();  // prefer_server_cipher_suites: no effect in TLS 1.3
@@ -153,8 +153,7 @@ Status Parser::ParseTls(const YAML::Node& node, WebConfig& config) const {
                   tls.client_auth == ClientAuth::kRequireAndVerifyClientCert;
   if (verifies && tls.client_ca_file.empty()) {
     return Error(node, "tls_server_config: client_auth_type " +
-                           std::string(ClientAuthName(tls.client_auth)) +
-                           " needs client_ca_file");
+                           std::string(ClientAuthName(tls.client_auth)) + " needs client_ca_file");
   }
   if (tls.min_version > tls.max_version) {
     return Error(node, "tls_server_config: min_version is above max_version");
@@ -193,7 +192,8 @@ Status Parser::ParseHttp(const YAML::Node& node, WebConfig& config) const {
     GPUSCOPE_RETURN_IF_ERROR(ExpectMap(entry.second, "headers"));
     for (const auto& header : entry.second) {
       std::string name = header.first.Scalar();
-      if (!IsToken(name)) return Error(header.first, "headers: invalid header name \"" + name + "\"");
+      if (!IsToken(name))
+        return Error(header.first, "headers: invalid header name \"" + name + "\"");
       for (std::string_view reserved : kReservedHeaders) {
         if (Lower(name) == reserved) {
           return Error(header.first, "headers: " + name + " is set by the server");

@@ -136,141 +136,109 @@ typedef struct {
 // need is Required (the agent cannot run without it) or Optional (a missing
 // symbol means the feature is unsupported). All return nvmlReturn_t, except
 // nvmlErrorString which is declared apart.
-#define GPUSCOPE_NVML_SYMBOLS(X)                                               \
-  X(nvmlInit_v2, Required, (void))                                             \
-  X(nvmlInitWithFlags, Optional, (unsigned int flags))                         \
-  X(nvmlShutdown, Required, (void))                                            \
-  X(nvmlSystemGetDriverVersion, Optional, (char* version, unsigned int len))   \
-  X(nvmlSystemGetNVMLVersion, Optional, (char* version, unsigned int len))     \
-  X(nvmlSystemGetCudaDriverVersion_v2, Optional, (int* version))               \
-  X(nvmlSystemGetProcessName, Optional,                                        \
-    (unsigned int pid, char* name, unsigned int len))                          \
-  X(nvmlDeviceGetCount_v2, Required, (unsigned int* count))                    \
-  X(nvmlDeviceGetHandleByIndex_v2, Required,                                   \
-    (unsigned int index, nvmlDevice_t* device))                                \
-  X(nvmlDeviceGetHandleByUUID, Optional,                                       \
-    (const char* uuid, nvmlDevice_t* device))                                  \
-  X(nvmlDeviceGetIndex, Optional, (nvmlDevice_t d, unsigned int* index))       \
-  X(nvmlDeviceGetName, Optional, (nvmlDevice_t d, char* name, unsigned int n)) \
-  X(nvmlDeviceGetUUID, Optional, (nvmlDevice_t d, char* uuid, unsigned int n)) \
-  X(nvmlDeviceGetSerial, Optional, (nvmlDevice_t d, char* s, unsigned int n))  \
-  X(nvmlDeviceGetVbiosVersion, Optional,                                       \
-    (nvmlDevice_t d, char* v, unsigned int n))                                 \
-  X(nvmlDeviceGetPciInfo_v3, Optional, (nvmlDevice_t d, nvmlPciInfo_t* pci))   \
-  X(nvmlDeviceGetMinorNumber, Optional, (nvmlDevice_t d, unsigned int* minor)) \
-  X(nvmlDeviceGetArchitecture, Optional, (nvmlDevice_t d, unsigned int* arch)) \
-  X(nvmlDeviceGetBrand, Optional, (nvmlDevice_t d, int* brand))                \
-  X(nvmlDeviceGetCudaComputeCapability, Optional,                              \
-    (nvmlDevice_t d, int* major, int* minor))                                  \
-  X(nvmlDeviceGetPersistenceMode, Optional, (nvmlDevice_t d, int* mode))       \
-  X(nvmlDeviceGetDisplayMode, Optional, (nvmlDevice_t d, int* mode))           \
-  X(nvmlDeviceGetComputeMode, Optional, (nvmlDevice_t d, int* mode))           \
-  X(nvmlDeviceGetPowerManagementMode, Optional, (nvmlDevice_t d, int* mode))   \
-  X(nvmlDeviceGetUtilizationRates, Optional,                                   \
-    (nvmlDevice_t d, nvmlUtilization_t * util))                                \
-  X(nvmlDeviceGetMemoryInfo, Optional, (nvmlDevice_t d, nvmlMemory_t * mem))   \
-  X(nvmlDeviceGetMemoryInfo_v2, Optional,                                      \
-    (nvmlDevice_t d, nvmlMemory_v2_t * mem))                                   \
-  X(nvmlDeviceGetEncoderUtilization, Optional,                                 \
-    (nvmlDevice_t d, unsigned int* util, unsigned int* periodUs))              \
-  X(nvmlDeviceGetDecoderUtilization, Optional,                                 \
-    (nvmlDevice_t d, unsigned int* util, unsigned int* periodUs))              \
-  X(nvmlDeviceGetTemperature, Optional,                                        \
-    (nvmlDevice_t d, int sensor, unsigned int* celsius))                       \
-  X(nvmlDeviceGetTemperatureThreshold, Optional,                               \
-    (nvmlDevice_t d, int threshold, unsigned int* celsius))                    \
-  X(nvmlDeviceGetPowerUsage, Optional, (nvmlDevice_t d, unsigned int* mw))     \
-  X(nvmlDeviceGetTotalEnergyConsumption, Optional,                             \
-    (nvmlDevice_t d, unsigned long long* mj))                                  \
-  X(nvmlDeviceGetEnforcedPowerLimit, Optional,                                 \
-    (nvmlDevice_t d, unsigned int* mw))                                        \
-  X(nvmlDeviceGetPowerManagementLimit, Optional,                               \
-    (nvmlDevice_t d, unsigned int* mw))                                        \
-  X(nvmlDeviceGetPowerManagementDefaultLimit, Optional,                        \
-    (nvmlDevice_t d, unsigned int* mw))                                        \
-  X(nvmlDeviceGetPowerManagementLimitConstraints, Optional,                    \
-    (nvmlDevice_t d, unsigned int* min_mw, unsigned int* max_mw))              \
-  X(nvmlDeviceGetClockInfo, Optional,                                          \
-    (nvmlDevice_t d, int type, unsigned int* mhz))                             \
-  X(nvmlDeviceGetMaxClockInfo, Optional,                                       \
-    (nvmlDevice_t d, int type, unsigned int* mhz))                             \
-  X(nvmlDeviceGetCurrentClocksEventReasons, Optional,                          \
-    (nvmlDevice_t d, unsigned long long* reasons))                             \
-  X(nvmlDeviceGetCurrentClocksThrottleReasons, Optional,                       \
-    (nvmlDevice_t d, unsigned long long* reasons))                             \
-  X(nvmlDeviceGetSupportedClocksThrottleReasons, Optional,                     \
-    (nvmlDevice_t d, unsigned long long* reasons))                             \
-  X(nvmlDeviceGetFanSpeed, Optional, (nvmlDevice_t d, unsigned int* percent))  \
-  X(nvmlDeviceGetPerformanceState, Optional, (nvmlDevice_t d, int* pstate))    \
-  X(nvmlDeviceGetPcieThroughput, Optional,                                     \
-    (nvmlDevice_t d, int counter, unsigned int* kb_per_sec))                   \
-  X(nvmlDeviceGetPcieReplayCounter, Optional,                                  \
-    (nvmlDevice_t d, unsigned int* value))                                     \
-  X(nvmlDeviceGetCurrPcieLinkGeneration, Optional,                             \
-    (nvmlDevice_t d, unsigned int* gen))                                       \
-  X(nvmlDeviceGetCurrPcieLinkWidth, Optional,                                  \
-    (nvmlDevice_t d, unsigned int* width))                                     \
-  X(nvmlDeviceGetMaxPcieLinkGeneration, Optional,                              \
-    (nvmlDevice_t d, unsigned int* gen))                                       \
-  X(nvmlDeviceGetMaxPcieLinkWidth, Optional,                                   \
-    (nvmlDevice_t d, unsigned int* width))                                     \
-  X(nvmlDeviceGetTotalEccErrors, Optional,                                     \
-    (nvmlDevice_t d, int error_type, int counter_type,                         \
-     unsigned long long* count))                                               \
-  X(nvmlDeviceGetMemoryErrorCounter, Optional,                                 \
-    (nvmlDevice_t d, int error_type, int counter_type, int location,           \
-     unsigned long long* count))                                               \
-  X(nvmlDeviceGetEccMode, Optional,                                            \
-    (nvmlDevice_t d, int* current, int* pending))                              \
-  X(nvmlDeviceGetRetiredPages, Optional,                                       \
-    (nvmlDevice_t d, int cause, unsigned int* count,                           \
-     unsigned long long* addresses))                                           \
-  X(nvmlDeviceGetRetiredPagesPendingStatus, Optional,                          \
-    (nvmlDevice_t d, int* is_pending))                                         \
-  X(nvmlDeviceGetRemappedRows, Optional,                                       \
-    (nvmlDevice_t d, unsigned int* corr, unsigned int* unc,                    \
-     unsigned int* pending, unsigned int* failure))                            \
-  X(nvmlDeviceGetNvLinkState, Optional,                                        \
-    (nvmlDevice_t d, unsigned int link, int* is_active))                       \
-  X(nvmlDeviceGetNvLinkErrorCounter, Optional,                                 \
-    (nvmlDevice_t d, unsigned int link, int counter,                           \
-     unsigned long long* value))                                               \
-  X(nvmlEventSetCreate, Optional, (nvmlEventSet_t * set))                      \
-  X(nvmlDeviceGetSupportedEventTypes, Optional,                                \
-    (nvmlDevice_t d, unsigned long long* types))                               \
-  X(nvmlDeviceRegisterEvents, Optional,                                        \
-    (nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set))            \
-  X(nvmlEventSetWait_v2, Optional,                                             \
-    (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms))     \
-  X(nvmlEventSetFree, Optional, (nvmlEventSet_t set))                          \
-  X(nvmlDeviceGetComputeRunningProcesses_v3, Optional,                         \
-    (nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_v2_t* infos))        \
-  X(nvmlDeviceGetProcessUtilization, Optional,                                 \
-    (nvmlDevice_t d, nvmlProcessUtilizationSample_t * samples,                 \
-     unsigned int* count, unsigned long long last_seen_us))                    \
-  X(nvmlDeviceGetFieldValues, Optional,                                        \
-    (nvmlDevice_t d, int count, nvmlFieldValue_t* values))                     \
-  X(nvmlDeviceGetMigMode, Optional,                                            \
-    (nvmlDevice_t d, unsigned int* current, unsigned int* pending))            \
-  X(nvmlDeviceGetMaxMigDeviceCount, Optional,                                  \
-    (nvmlDevice_t d, unsigned int* count))                                     \
-  X(nvmlDeviceGetMigDeviceHandleByIndex, Optional,                             \
-    (nvmlDevice_t d, unsigned int index, nvmlDevice_t* mig))                   \
-  X(nvmlDeviceIsMigDeviceHandle, Optional, (nvmlDevice_t d, unsigned int* is)) \
-  X(nvmlDeviceGetGpuInstanceId, Optional, (nvmlDevice_t d, unsigned int* id))  \
-  X(nvmlDeviceGetComputeInstanceId, Optional,                                  \
-    (nvmlDevice_t d, unsigned int* id))                                        \
-  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, Optional,                    \
-    (nvmlDevice_t mig, nvmlDevice_t * parent))                                 \
-  X(nvmlDeviceGetAttributes_v2, Optional,                                      \
-    (nvmlDevice_t d, nvmlDeviceAttributes_t * attr))                           \
-  X(nvmlGpmQueryDeviceSupport, Optional,                                       \
-    (nvmlDevice_t d, nvmlGpmSupport_t * support))                              \
-  X(nvmlGpmSampleAlloc, Optional, (nvmlGpmSample_t * sample))                  \
-  X(nvmlGpmSampleGet, Optional, (nvmlDevice_t d, nvmlGpmSample_t sample))      \
-  X(nvmlGpmMigSampleGet, Optional,                                             \
-    (nvmlDevice_t d, unsigned int gpu_instance_id, nvmlGpmSample_t sample))    \
-  X(nvmlGpmSampleFree, Optional, (nvmlGpmSample_t sample))                     \
+#define GPUSCOPE_NVML_SYMBOLS(X)                                                                 \
+  X(nvmlInit_v2, Required, (void))                                                               \
+  X(nvmlInitWithFlags, Optional, (unsigned int flags))                                           \
+  X(nvmlShutdown, Required, (void))                                                              \
+  X(nvmlSystemGetDriverVersion, Optional, (char* version, unsigned int len))                     \
+  X(nvmlSystemGetNVMLVersion, Optional, (char* version, unsigned int len))                       \
+  X(nvmlSystemGetCudaDriverVersion_v2, Optional, (int* version))                                 \
+  X(nvmlSystemGetProcessName, Optional, (unsigned int pid, char* name, unsigned int len))        \
+  X(nvmlDeviceGetCount_v2, Required, (unsigned int* count))                                      \
+  X(nvmlDeviceGetHandleByIndex_v2, Required, (unsigned int index, nvmlDevice_t* device))         \
+  X(nvmlDeviceGetHandleByUUID, Optional, (const char* uuid, nvmlDevice_t* device))               \
+  X(nvmlDeviceGetIndex, Optional, (nvmlDevice_t d, unsigned int* index))                         \
+  X(nvmlDeviceGetName, Optional, (nvmlDevice_t d, char* name, unsigned int n))                   \
+  X(nvmlDeviceGetUUID, Optional, (nvmlDevice_t d, char* uuid, unsigned int n))                   \
+  X(nvmlDeviceGetSerial, Optional, (nvmlDevice_t d, char* s, unsigned int n))                    \
+  X(nvmlDeviceGetVbiosVersion, Optional, (nvmlDevice_t d, char* v, unsigned int n))              \
+  X(nvmlDeviceGetPciInfo_v3, Optional, (nvmlDevice_t d, nvmlPciInfo_t * pci))                    \
+  X(nvmlDeviceGetMinorNumber, Optional, (nvmlDevice_t d, unsigned int* minor))                   \
+  X(nvmlDeviceGetArchitecture, Optional, (nvmlDevice_t d, unsigned int* arch))                   \
+  X(nvmlDeviceGetBrand, Optional, (nvmlDevice_t d, int* brand))                                  \
+  X(nvmlDeviceGetCudaComputeCapability, Optional, (nvmlDevice_t d, int* major, int* minor))      \
+  X(nvmlDeviceGetPersistenceMode, Optional, (nvmlDevice_t d, int* mode))                         \
+  X(nvmlDeviceGetDisplayMode, Optional, (nvmlDevice_t d, int* mode))                             \
+  X(nvmlDeviceGetComputeMode, Optional, (nvmlDevice_t d, int* mode))                             \
+  X(nvmlDeviceGetPowerManagementMode, Optional, (nvmlDevice_t d, int* mode))                     \
+  X(nvmlDeviceGetUtilizationRates, Optional, (nvmlDevice_t d, nvmlUtilization_t * util))         \
+  X(nvmlDeviceGetMemoryInfo, Optional, (nvmlDevice_t d, nvmlMemory_t * mem))                     \
+  X(nvmlDeviceGetMemoryInfo_v2, Optional, (nvmlDevice_t d, nvmlMemory_v2_t * mem))               \
+  X(nvmlDeviceGetEncoderUtilization, Optional,                                                   \
+    (nvmlDevice_t d, unsigned int* util, unsigned int* periodUs))                                \
+  X(nvmlDeviceGetDecoderUtilization, Optional,                                                   \
+    (nvmlDevice_t d, unsigned int* util, unsigned int* periodUs))                                \
+  X(nvmlDeviceGetTemperature, Optional, (nvmlDevice_t d, int sensor, unsigned int* celsius))     \
+  X(nvmlDeviceGetTemperatureThreshold, Optional,                                                 \
+    (nvmlDevice_t d, int threshold, unsigned int* celsius))                                      \
+  X(nvmlDeviceGetPowerUsage, Optional, (nvmlDevice_t d, unsigned int* mw))                       \
+  X(nvmlDeviceGetTotalEnergyConsumption, Optional, (nvmlDevice_t d, unsigned long long* mj))     \
+  X(nvmlDeviceGetEnforcedPowerLimit, Optional, (nvmlDevice_t d, unsigned int* mw))               \
+  X(nvmlDeviceGetPowerManagementLimit, Optional, (nvmlDevice_t d, unsigned int* mw))             \
+  X(nvmlDeviceGetPowerManagementDefaultLimit, Optional, (nvmlDevice_t d, unsigned int* mw))      \
+  X(nvmlDeviceGetPowerManagementLimitConstraints, Optional,                                      \
+    (nvmlDevice_t d, unsigned int* min_mw, unsigned int* max_mw))                                \
+  X(nvmlDeviceGetClockInfo, Optional, (nvmlDevice_t d, int type, unsigned int* mhz))             \
+  X(nvmlDeviceGetMaxClockInfo, Optional, (nvmlDevice_t d, int type, unsigned int* mhz))          \
+  X(nvmlDeviceGetCurrentClocksEventReasons, Optional,                                            \
+    (nvmlDevice_t d, unsigned long long* reasons))                                               \
+  X(nvmlDeviceGetCurrentClocksThrottleReasons, Optional,                                         \
+    (nvmlDevice_t d, unsigned long long* reasons))                                               \
+  X(nvmlDeviceGetSupportedClocksThrottleReasons, Optional,                                       \
+    (nvmlDevice_t d, unsigned long long* reasons))                                               \
+  X(nvmlDeviceGetFanSpeed, Optional, (nvmlDevice_t d, unsigned int* percent))                    \
+  X(nvmlDeviceGetPerformanceState, Optional, (nvmlDevice_t d, int* pstate))                      \
+  X(nvmlDeviceGetPcieThroughput, Optional,                                                       \
+    (nvmlDevice_t d, int counter, unsigned int* kb_per_sec))                                     \
+  X(nvmlDeviceGetPcieReplayCounter, Optional, (nvmlDevice_t d, unsigned int* value))             \
+  X(nvmlDeviceGetCurrPcieLinkGeneration, Optional, (nvmlDevice_t d, unsigned int* gen))          \
+  X(nvmlDeviceGetCurrPcieLinkWidth, Optional, (nvmlDevice_t d, unsigned int* width))             \
+  X(nvmlDeviceGetMaxPcieLinkGeneration, Optional, (nvmlDevice_t d, unsigned int* gen))           \
+  X(nvmlDeviceGetMaxPcieLinkWidth, Optional, (nvmlDevice_t d, unsigned int* width))              \
+  X(nvmlDeviceGetTotalEccErrors, Optional,                                                       \
+    (nvmlDevice_t d, int error_type, int counter_type, unsigned long long* count))               \
+  X(nvmlDeviceGetMemoryErrorCounter, Optional,                                                   \
+    (nvmlDevice_t d, int error_type, int counter_type, int location, unsigned long long* count)) \
+  X(nvmlDeviceGetEccMode, Optional, (nvmlDevice_t d, int* current, int* pending))                \
+  X(nvmlDeviceGetRetiredPages, Optional,                                                         \
+    (nvmlDevice_t d, int cause, unsigned int* count, unsigned long long* addresses))             \
+  X(nvmlDeviceGetRetiredPagesPendingStatus, Optional, (nvmlDevice_t d, int* is_pending))         \
+  X(nvmlDeviceGetRemappedRows, Optional,                                                         \
+    (nvmlDevice_t d, unsigned int* corr, unsigned int* unc, unsigned int* pending,               \
+     unsigned int* failure))                                                                     \
+  X(nvmlDeviceGetNvLinkState, Optional, (nvmlDevice_t d, unsigned int link, int* is_active))     \
+  X(nvmlDeviceGetNvLinkErrorCounter, Optional,                                                   \
+    (nvmlDevice_t d, unsigned int link, int counter, unsigned long long* value))                 \
+  X(nvmlEventSetCreate, Optional, (nvmlEventSet_t * set))                                        \
+  X(nvmlDeviceGetSupportedEventTypes, Optional, (nvmlDevice_t d, unsigned long long* types))     \
+  X(nvmlDeviceRegisterEvents, Optional,                                                          \
+    (nvmlDevice_t d, unsigned long long types, nvmlEventSet_t set))                              \
+  X(nvmlEventSetWait_v2, Optional,                                                               \
+    (nvmlEventSet_t set, nvmlEventData_t * data, unsigned int timeout_ms))                       \
+  X(nvmlEventSetFree, Optional, (nvmlEventSet_t set))                                            \
+  X(nvmlDeviceGetComputeRunningProcesses_v3, Optional,                                           \
+    (nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_v2_t* infos))                          \
+  X(nvmlDeviceGetProcessUtilization, Optional,                                                   \
+    (nvmlDevice_t d, nvmlProcessUtilizationSample_t * samples, unsigned int* count,              \
+     unsigned long long last_seen_us))                                                           \
+  X(nvmlDeviceGetFieldValues, Optional, (nvmlDevice_t d, int count, nvmlFieldValue_t* values))   \
+  X(nvmlDeviceGetMigMode, Optional,                                                              \
+    (nvmlDevice_t d, unsigned int* current, unsigned int* pending))                              \
+  X(nvmlDeviceGetMaxMigDeviceCount, Optional, (nvmlDevice_t d, unsigned int* count))             \
+  X(nvmlDeviceGetMigDeviceHandleByIndex, Optional,                                               \
+    (nvmlDevice_t d, unsigned int index, nvmlDevice_t* mig))                                     \
+  X(nvmlDeviceIsMigDeviceHandle, Optional, (nvmlDevice_t d, unsigned int* is))                   \
+  X(nvmlDeviceGetGpuInstanceId, Optional, (nvmlDevice_t d, unsigned int* id))                    \
+  X(nvmlDeviceGetComputeInstanceId, Optional, (nvmlDevice_t d, unsigned int* id))                \
+  X(nvmlDeviceGetDeviceHandleFromMigDeviceHandle, Optional,                                      \
+    (nvmlDevice_t mig, nvmlDevice_t * parent))                                                   \
+  X(nvmlDeviceGetAttributes_v2, Optional, (nvmlDevice_t d, nvmlDeviceAttributes_t * attr))       \
+  X(nvmlGpmQueryDeviceSupport, Optional, (nvmlDevice_t d, nvmlGpmSupport_t * support))           \
+  X(nvmlGpmSampleAlloc, Optional, (nvmlGpmSample_t * sample))                                    \
+  X(nvmlGpmSampleGet, Optional, (nvmlDevice_t d, nvmlGpmSample_t sample))                        \
+  X(nvmlGpmMigSampleGet, Optional,                                                               \
+    (nvmlDevice_t d, unsigned int gpu_instance_id, nvmlGpmSample_t sample))                      \
+  X(nvmlGpmSampleFree, Optional, (nvmlGpmSample_t sample))                                       \
   X(nvmlGpmMetricsGet, Optional, (nvmlGpmMetricsGet_t * get))
 
 extern "C" {
@@ -321,19 +289,37 @@ enum Return : int {
 // NVML's own name for a return code ("NVML_ERROR_GPU_IS_LOST"), for messages
 // and for the simulator.
 constexpr const char* ReturnName(int code) {
-  constexpr const char* kNames[] = {
-      "NVML_SUCCESS", "NVML_ERROR_UNINITIALIZED", "NVML_ERROR_INVALID_ARGUMENT",
-      "NVML_ERROR_NOT_SUPPORTED", "NVML_ERROR_NO_PERMISSION", "NVML_ERROR_ALREADY_INITIALIZED",
-      "NVML_ERROR_NOT_FOUND", "NVML_ERROR_INSUFFICIENT_SIZE", "NVML_ERROR_INSUFFICIENT_POWER",
-      "NVML_ERROR_DRIVER_NOT_LOADED", "NVML_ERROR_TIMEOUT", "NVML_ERROR_IRQ_ISSUE",
-      "NVML_ERROR_LIBRARY_NOT_FOUND", "NVML_ERROR_FUNCTION_NOT_FOUND",
-      "NVML_ERROR_CORRUPTED_INFOROM", "NVML_ERROR_GPU_IS_LOST", "NVML_ERROR_RESET_REQUIRED",
-      "NVML_ERROR_OPERATING_SYSTEM", "NVML_ERROR_LIB_RM_VERSION_MISMATCH", "NVML_ERROR_IN_USE",
-      "NVML_ERROR_MEMORY", "NVML_ERROR_NO_DATA", "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED",
-      "NVML_ERROR_INSUFFICIENT_RESOURCES", "NVML_ERROR_FREQ_NOT_SUPPORTED",
-      "NVML_ERROR_ARGUMENT_VERSION_MISMATCH", "NVML_ERROR_DEPRECATED", "NVML_ERROR_NOT_READY",
-      "NVML_ERROR_GPU_NOT_FOUND", "NVML_ERROR_INVALID_STATE",
-      "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED"};
+  constexpr const char* kNames[] = {"NVML_SUCCESS",
+                                    "NVML_ERROR_UNINITIALIZED",
+                                    "NVML_ERROR_INVALID_ARGUMENT",
+                                    "NVML_ERROR_NOT_SUPPORTED",
+                                    "NVML_ERROR_NO_PERMISSION",
+                                    "NVML_ERROR_ALREADY_INITIALIZED",
+                                    "NVML_ERROR_NOT_FOUND",
+                                    "NVML_ERROR_INSUFFICIENT_SIZE",
+                                    "NVML_ERROR_INSUFFICIENT_POWER",
+                                    "NVML_ERROR_DRIVER_NOT_LOADED",
+                                    "NVML_ERROR_TIMEOUT",
+                                    "NVML_ERROR_IRQ_ISSUE",
+                                    "NVML_ERROR_LIBRARY_NOT_FOUND",
+                                    "NVML_ERROR_FUNCTION_NOT_FOUND",
+                                    "NVML_ERROR_CORRUPTED_INFOROM",
+                                    "NVML_ERROR_GPU_IS_LOST",
+                                    "NVML_ERROR_RESET_REQUIRED",
+                                    "NVML_ERROR_OPERATING_SYSTEM",
+                                    "NVML_ERROR_LIB_RM_VERSION_MISMATCH",
+                                    "NVML_ERROR_IN_USE",
+                                    "NVML_ERROR_MEMORY",
+                                    "NVML_ERROR_NO_DATA",
+                                    "NVML_ERROR_VGPU_ECC_NOT_SUPPORTED",
+                                    "NVML_ERROR_INSUFFICIENT_RESOURCES",
+                                    "NVML_ERROR_FREQ_NOT_SUPPORTED",
+                                    "NVML_ERROR_ARGUMENT_VERSION_MISMATCH",
+                                    "NVML_ERROR_DEPRECATED",
+                                    "NVML_ERROR_NOT_READY",
+                                    "NVML_ERROR_GPU_NOT_FOUND",
+                                    "NVML_ERROR_INVALID_STATE",
+                                    "NVML_ERROR_RESET_TYPE_NOT_SUPPORTED"};
   if (code >= 0 && code < static_cast<int>(sizeof(kNames) / sizeof(kNames[0]))) return kNames[code];
   return "NVML_ERROR_UNKNOWN";
 }
@@ -357,9 +343,16 @@ constexpr unsigned int kDeviceVbiosBufferSize = 32;
 constexpr unsigned int kProcessNameBufferSize = 256;
 
 enum Architecture : unsigned int {
-  kArchKepler = 2, kArchMaxwell = 3, kArchPascal = 4, kArchVolta = 5,
-  kArchTuring = 6, kArchAmpere = 7, kArchAda = 8, kArchHopper = 9,
-  kArchBlackwell = 10, kArchUnknown = 0xFFFFFFFF,
+  kArchKepler = 2,
+  kArchMaxwell = 3,
+  kArchPascal = 4,
+  kArchVolta = 5,
+  kArchTuring = 6,
+  kArchAmpere = 7,
+  kArchAda = 8,
+  kArchHopper = 9,
+  kArchBlackwell = 10,
+  kArchUnknown = 0xFFFFFFFF,
 };
 
 enum Brand : int { kBrandUnknown = 0, kBrandTesla = 2, kBrandNvidia = 14 };
@@ -367,23 +360,39 @@ enum Brand : int { kBrandUnknown = 0, kBrandTesla = 2, kBrandNvidia = 14 };
 enum ClockType : int { kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kClockVideo = 3 };
 enum TemperatureSensor : int { kTemperatureGpu = 0 };
 enum TemperatureThreshold : int {
-  kThresholdShutdown = 0, kThresholdSlowdown = 1, kThresholdMemMax = 2, kThresholdGpuMax = 3,
+  kThresholdShutdown = 0,
+  kThresholdSlowdown = 1,
+  kThresholdMemMax = 2,
+  kThresholdGpuMax = 3,
 };
 enum PcieCounter : int { kPcieTx = 0, kPcieRx = 1 };
 enum EccErrorType : int { kEccCorrected = 0, kEccUncorrected = 1 };
 enum EccCounterType : int { kEccVolatile = 0, kEccAggregate = 1 };
 enum MemoryLocation : int {
-  kMemL1 = 0, kMemL2 = 1, kMemDram = 2, kMemRegisterFile = 3, kMemTexture = 4,
-  kMemTextureShm = 5, kMemCbu = 6, kMemSram = 7,
+  kMemL1 = 0,
+  kMemL2 = 1,
+  kMemDram = 2,
+  kMemRegisterFile = 3,
+  kMemTexture = 4,
+  kMemTextureShm = 5,
+  kMemCbu = 6,
+  kMemSram = 7,
 };
 enum RetiredPageCause : int { kRetiredMultipleSbe = 0, kRetiredDbe = 1 };
 enum NvLinkErrorCounter : int {
-  kNvLinkReplay = 0, kNvLinkRecovery = 1, kNvLinkCrcFlit = 2, kNvLinkCrcData = 3, kNvLinkEccData = 4,
+  kNvLinkReplay = 0,
+  kNvLinkRecovery = 1,
+  kNvLinkCrcFlit = 2,
+  kNvLinkCrcData = 3,
+  kNvLinkEccData = 4,
 };
 enum EnableState : int { kDisabled = 0, kEnabled = 1 };
 // nvmlComputeMode_t
 enum ComputeMode : int {
-  kComputeDefault = 0, kComputeExclusiveThread = 1, kComputeProhibited = 2, kComputeExclusiveProcess = 3,
+  kComputeDefault = 0,
+  kComputeExclusiveThread = 1,
+  kComputeProhibited = 2,
+  kComputeExclusiveProcess = 3,
 };
 
 // Clock event (throttle) reason bits; the values never changed.
@@ -412,8 +421,13 @@ enum EventType : unsigned long long {
 };
 
 enum FieldValueType : int {
-  kValueDouble = 0, kValueUint = 1, kValueUlong = 2, kValueUlonglong = 3,
-  kValueSlonglong = 4, kValueSint = 5, kValueUshort = 6,
+  kValueDouble = 0,
+  kValueUint = 1,
+  kValueUlong = 2,
+  kValueUlonglong = 3,
+  kValueSlonglong = 4,
+  kValueSint = 5,
+  kValueUshort = 6,
 };
 
 // Stable NVML_FI_DEV_* field ids (never 199/200 or 251..273).

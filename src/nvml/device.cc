@@ -101,14 +101,14 @@ Result<MemoryInfo> Device::Memory() const {
 
 Result<CodecUtilization> Device::EncoderUtilization() const {
   CodecUtilization u;
-  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetEncoderUtilization), &u.percent,
-                                &u.sampling_period_us));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Call(GPUSCOPE_NVML_FN(nvmlDeviceGetEncoderUtilization), &u.percent, &u.sampling_period_us));
   return u;
 }
 Result<CodecUtilization> Device::DecoderUtilization() const {
   CodecUtilization u;
-  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetDecoderUtilization), &u.percent,
-                                &u.sampling_period_us));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Call(GPUSCOPE_NVML_FN(nvmlDeviceGetDecoderUtilization), &u.percent, &u.sampling_period_us));
   return u;
 }
 
@@ -180,15 +180,17 @@ Result<PcieLinkInfo> Device::PcieLink() const {
   PcieLinkInfo link;
   GPUSCOPE_RETURN_IF_ERROR(
       Call(GPUSCOPE_NVML_FN(nvmlDeviceGetCurrPcieLinkGeneration), &link.gen_current));
-  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetCurrPcieLinkWidth), &link.width_current));
-  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetMaxPcieLinkGeneration), &link.gen_max));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Call(GPUSCOPE_NVML_FN(nvmlDeviceGetCurrPcieLinkWidth), &link.width_current));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Call(GPUSCOPE_NVML_FN(nvmlDeviceGetMaxPcieLinkGeneration), &link.gen_max));
   GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetMaxPcieLinkWidth), &link.width_max));
   return link;
 }
 
 Result<uint64_t> Device::TotalEccErrors(EccKind kind, EccScope scope) const {
-  return Get<uint64_t, unsigned long long>(GPUSCOPE_NVML_FN(nvmlDeviceGetTotalEccErrors),
-                                           Raw(kind), Raw(scope));
+  return Get<uint64_t, unsigned long long>(GPUSCOPE_NVML_FN(nvmlDeviceGetTotalEccErrors), Raw(kind),
+                                           Raw(scope));
 }
 Result<uint64_t> Device::MemoryErrorCounter(EccKind kind, EccScope scope,
                                             EccLocation location) const {

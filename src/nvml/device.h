@@ -30,7 +30,13 @@ enum class PcieDirection { kTx = 0, kRx = 1 };
 enum class EccKind { kCorrected = 0, kUncorrected = 1 };
 enum class EccScope { kVolatile = 0, kAggregate = 1 };
 enum class EccLocation {
-  kL1 = 0, kL2 = 1, kDram = 2, kRegisterFile = 3, kTexture = 4, kTextureShm = 5, kCbu = 6,
+  kL1 = 0,
+  kL2 = 1,
+  kDram = 2,
+  kRegisterFile = 3,
+  kTexture = 4,
+  kTextureShm = 5,
+  kCbu = 6,
   kSram = 7,
 };
 enum class PageRetireCause { kMultipleSbe = 0, kDbe = 1 };
@@ -98,7 +104,7 @@ struct MigAttributes {
   uint64_t memory_mb = 0;
 };
 struct Process {
-  uint32_t pid = 0;                          // host pid
+  uint32_t pid = 0;                           // host pid
   std::optional<uint64_t> used_memory_bytes;  // nullopt when NVML cannot tell
   std::optional<uint32_t> gpu_instance_id;    // nullopt when not on MIG
   std::optional<uint32_t> compute_instance_id;
@@ -149,7 +155,8 @@ class Device {
   Result<ComputeCapability> CudaComputeCapability() const;
   Result<bool> PersistenceMode() const;
   Result<bool> DisplayMode() const;
-  Result<int> ComputeMode() const;  // 0 default, 1 exclusive thread, 2 prohibited, 3 exclusive process
+  Result<int> ComputeMode()
+      const;  // 0 default, 1 exclusive thread, 2 prohibited, 3 exclusive process
   Result<bool> PowerManagementMode() const;
 
   // Telemetry.
@@ -171,7 +178,7 @@ class Device {
   Result<uint64_t> ClockReasons() const;
   Result<uint64_t> SupportedClockReasons() const;
   Result<uint32_t> FanSpeed() const;
-  Result<int> PerformanceState() const;  // 0..15, 32 unknown
+  Result<int> PerformanceState() const;                            // 0..15, 32 unknown
   Result<uint32_t> PcieThroughput(PcieDirection direction) const;  // KB/s; a slow call (20 ms)
   Result<uint32_t> PcieReplayCounter() const;
   Result<PcieLinkInfo> PcieLink() const;

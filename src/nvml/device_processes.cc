@@ -32,9 +32,11 @@ std::optional<uint32_t> InstanceId(unsigned id) {
 Process DecodeProcess(const unsigned char* entry) {
   Process p;
   p.pid = ReadAt<unsigned>(entry, offsetof(nvmlProcessInfo_v2_t, pid));
-  const auto used = ReadAt<unsigned long long>(entry, offsetof(nvmlProcessInfo_v2_t, usedGpuMemory));
+  const auto used =
+      ReadAt<unsigned long long>(entry, offsetof(nvmlProcessInfo_v2_t, usedGpuMemory));
   if (used != kValueNotAvailable) p.used_memory_bytes = used;
-  p.gpu_instance_id = InstanceId(ReadAt<unsigned>(entry, offsetof(nvmlProcessInfo_v2_t, gpuInstanceId)));
+  p.gpu_instance_id =
+      InstanceId(ReadAt<unsigned>(entry, offsetof(nvmlProcessInfo_v2_t, gpuInstanceId)));
   p.compute_instance_id =
       InstanceId(ReadAt<unsigned>(entry, offsetof(nvmlProcessInfo_v2_t, computeInstanceId)));
   return p;
@@ -44,13 +46,27 @@ Result<FieldValue> DecodeField(const nvmlFieldValue_t& f) {
   FieldValue out;
   out.timestamp_us = f.timestamp;
   switch (f.valueType) {
-    case kValueDouble: out.value = f.value.dVal; break;
-    case kValueUint: out.value = uint64_t{f.value.uiVal}; break;
-    case kValueUlong: out.value = uint64_t{f.value.ulVal}; break;
-    case kValueUlonglong: out.value = uint64_t{f.value.ullVal}; break;
-    case kValueSlonglong: out.value = int64_t{f.value.sllVal}; break;
-    case kValueSint: out.value = int64_t{f.value.siVal}; break;
-    case kValueUshort: out.value = uint64_t{f.value.usVal}; break;
+    case kValueDouble:
+      out.value = f.value.dVal;
+      break;
+    case kValueUint:
+      out.value = uint64_t{f.value.uiVal};
+      break;
+    case kValueUlong:
+      out.value = uint64_t{f.value.ulVal};
+      break;
+    case kValueUlonglong:
+      out.value = uint64_t{f.value.ullVal};
+      break;
+    case kValueSlonglong:
+      out.value = int64_t{f.value.sllVal};
+      break;
+    case kValueSint:
+      out.value = int64_t{f.value.siVal};
+      break;
+    case kValueUshort:
+      out.value = uint64_t{f.value.usVal};
+      break;
     default:
       return Status::Internal("nvmlDeviceGetFieldValues: field " + std::to_string(f.fieldId) +
                               " has unknown value type " + std::to_string(f.valueType));
@@ -64,16 +80,15 @@ Result<uint32_t> Device::NvLinkCount() const {
   const FieldRequest request{kFiNvLinkLinkCount, 0};
   auto field = FieldValues(std::span(&request, 1));
   if (field[0].ok()) return static_cast<uint32_t>(field[0]->AsDouble());
-  if (lib_->api().nvmlDeviceGetNvLinkState == nullptr) {
-    return lib_->Check(kFunctionNotFound, "nvmlDeviceGetNvLinkState", label_);
-  }
   uint32_t links = 0;
   int active = 0;
   while (links < kMaxNvLinksProbed &&
          Invoke(&Api::nvmlDeviceGetNvLinkState, links, &active) == kSuccess) {
     ++links;
   }
-  if (links == 0) GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetNvLinkState), 0u, &active));
+  if (links == 0) {  // not even link 0: say why
+    GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetNvLinkState), 0u, &active));
+  }
   return links;
 }
 
@@ -131,17 +146,17 @@ std::vector<Result<FieldValue>> Device::FieldValues(std::span<const FieldRequest
     raw[i].fieldId = requests[i].field_id;
     raw[i].scopeId = requests[i].scope_id;
   }
-  const Status call = Call(GPUSCOPE_NVML_FN(nvmlDeviceGetFieldValues),
-                           static_cast<int>(raw.size()), raw.data());
+  const Status call =
+      Call(GPUSCOPE_NVML_FN(nvmlDeviceGetFieldValues), static_cast<int>(raw.size()), raw.data());
   std::vector<Result<FieldValue>> out;
   out.reserve(raw.size());
   for (const nvmlFieldValue_t& f : raw) {
     if (!call.ok()) {
       out.push_back(call);
     } else if (f.nvmlReturn != kSuccess) {
-      out.push_back(lib_->Check(f.nvmlReturn,
-                                ("nvmlDeviceGetFieldValues field " + std::to_string(f.fieldId)).c_str(),
-                                label_));
+      out.push_back(lib_->Check(
+          f.nvmlReturn, ("nvmlDeviceGetFieldValues field " + std::to_string(f.fieldId)).c_str(),
+          label_));
     } else {
       out.push_back(DecodeField(f));
     }
@@ -177,6 +192,10 @@ Result<Device> Device::MigDeviceAt(unsigned slot) const {
 }
 
 Result<std::vector<Device>> Device::MigDevices() const {
+  // Slots exist on every MIG-capable GPU, but only hold devices in MIG mode.
+  auto mode = MigMode();
+  if (!mode.ok()) return mode.status();
+  if (!mode->current) return std::vector<Device>();
   auto max = MaxMigDeviceCount();
   if (!max.ok()) return max.status();
   std::vector<Device> devices;
@@ -194,8 +213,8 @@ Result<std::vector<Device>> Device::MigDevices() const {
 Result<MigAttributes> Device::Attributes() const {
   nvmlDeviceAttributes_t a{};
   GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetAttributes_v2), &a));
-  return MigAttributes{a.multiprocessorCount,   a.sharedCopyEngineCount, a.sharedDecoderCount,
-                       a.sharedEncoderCount,    a.sharedJpegCount,       a.sharedOfaCount,
+  return MigAttributes{a.multiprocessorCount,   a.sharedCopyEngineCount,     a.sharedDecoderCount,
+                       a.sharedEncoderCount,    a.sharedJpegCount,           a.sharedOfaCount,
                        a.gpuInstanceSliceCount, a.computeInstanceSliceCount, a.memorySizeMB};
 }
 

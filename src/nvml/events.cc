@@ -26,8 +26,8 @@ std::optional<uint32_t> InstanceId(unsigned id) {
 
 Result<std::unique_ptr<EventSet>> EventSet::Create(const Library& library) {
   nvmlEventSet_t set = nullptr;
-  GPUSCOPE_RETURN_IF_ERROR(
-      library.Check(Invoke(library.api(), &Api::nvmlEventSetCreate, &set), "nvmlEventSetCreate", ""));
+  GPUSCOPE_RETURN_IF_ERROR(library.Check(Invoke(library.api(), &Api::nvmlEventSetCreate, &set),
+                                         "nvmlEventSetCreate", ""));
   return std::unique_ptr<EventSet>(new EventSet(library, set));
 }
 
@@ -36,8 +36,8 @@ EventSet::~EventSet() {
 }
 
 Result<uint64_t> EventSet::Register(const Device& device, uint64_t mask) {
-  auto supported = device.Get<uint64_t, unsigned long long>(
-      GPUSCOPE_NVML_FN(nvmlDeviceGetSupportedEventTypes));
+  auto supported =
+      device.Get<uint64_t, unsigned long long>(GPUSCOPE_NVML_FN(nvmlDeviceGetSupportedEventTypes));
   if (!supported.ok()) return supported.status();
   const uint64_t wanted = mask & *supported;
   if (wanted == 0) {

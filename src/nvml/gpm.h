@@ -42,7 +42,7 @@ class GpmSampler {
 
   Device device_;
   void* samples_[2] = {nullptr, nullptr};  // nvmlGpmSample_t
-  int latest_ = 1;  // index of the newest sample; the next goes to the other
+  int latest_ = 1;                         // index of the newest sample; the next goes to the other
   int taken_ = 0;
 };
 

@@ -101,9 +101,10 @@ Result<std::unique_ptr<Library>> Library::Open(const std::string& path) {
 Status Library::ResolveSymbols() {
   std::string missing;
   // Looks each row up by its exported name; a missing required one is fatal.
-#define GPUSCOPE_NVML_RESOLVE(name, need, params)                               \
+#define GPUSCOPE_NVML_RESOLVE(name, need, params)                             \
   api_->name = reinterpret_cast<decltype(api_->name)>(dlsym(handle_, #name)); \
-  if (api_->name == nullptr && need == Need::kRequired) missing += (missing.empty() ? "" : ", ") + std::string(#name);
+  if (api_->name == nullptr && need == Need::kRequired)                       \
+    missing += (missing.empty() ? "" : ", ") + std::string(#name);
   GPUSCOPE_NVML_SYMBOLS(GPUSCOPE_NVML_RESOLVE)
 #undef GPUSCOPE_NVML_RESOLVE
   api_->nvmlErrorString =
@@ -119,15 +120,20 @@ Status Library::Init() {
     initialized_ = true;
     return Status::Ok();
   }
+  // The driver case users meet first gets one plain sentence; otherwise the
+  // simulator's own reason (a bad scenario: "<file>:<line>: <problem>").
+  if (rc == kDriverNotLoaded) {
+    return Status::Unavailable(
+               "NVIDIA kernel driver is not loaded (nvmlInit_v2 returned "
+               "NVML_ERROR_DRIVER_NOT_LOADED; "
+               "is the nvidia module loaded? use --simulate SCENARIO to run without a GPU)")
+        .WithDetail(rc);
+  }
   using SimLastError = const char* (*)();
   if (auto sim_error = reinterpret_cast<SimLastError>(FindSymbol(kSimLastErrorSymbol))) {
     const char* message = sim_error();
-    if (message != nullptr && *message != '\0') return MakeStatus(CodeFor(rc), message);
-  }
-  if (rc == kDriverNotLoaded) {
-    return Status::Unavailable(
-        "NVIDIA kernel driver is not loaded (nvmlInit_v2 returned NVML_ERROR_DRIVER_NOT_LOADED; "
-        "is the nvidia module loaded? use --simulate SCENARIO to run without a GPU)");
+    if (message != nullptr && *message != '\0')
+      return MakeStatus(CodeFor(rc), message).WithDetail(rc);
   }
   return Check(rc, "nvmlInit_v2", "");
 }
@@ -139,16 +145,15 @@ void Library::ReadSystemInfo() {
     driver_version_ = buffer;
   }
   std::memset(buffer, 0, sizeof(buffer));
-  if (Invoke(*api_, &Api::nvmlSystemGetNVMLVersion, buffer, kSystemVersionBufferSize) ==
-      kSuccess) {
+  if (Invoke(*api_, &Api::nvmlSystemGetNVMLVersion, buffer, kSystemVersionBufferSize) == kSuccess) {
     nvml_version_ = buffer;
   }
   int cuda = 0;
   if (Invoke(*api_, &Api::nvmlSystemGetCudaDriverVersion_v2, &cuda) == kSuccess) {
     cuda_version_ = FormatCudaVersion(cuda);
   }
-  process_entry_stride_ = IsEarly535(driver_version_) ? kProcessInfoStrideEarly535
-                                                       : kProcessInfoStride;
+  process_entry_stride_ =
+      IsEarly535(driver_version_) ? kProcessInfoStrideEarly535 : kProcessInfoStride;
 }
 
 Status Library::Check(int rc, const char* call, const std::string& subject) const {
@@ -164,7 +169,7 @@ Status Library::Check(int rc, const char* call, const std::string& subject) cons
   std::string message = call;
   if (!subject.empty()) message += " (" + subject + ")";
   message += ": " + text + " (" + ReturnName(rc) + ")";
-  return MakeStatus(CodeFor(rc), std::move(message));
+  return MakeStatus(CodeFor(rc), std::move(message)).WithDetail(rc);
 }
 
 Result<unsigned> Library::DeviceCount() const {
@@ -177,16 +182,15 @@ Result<unsigned> Library::DeviceCount() const {
 Result<Device> Library::DeviceByIndex(unsigned index) const {
   nvmlDevice_t handle = nullptr;
   GPUSCOPE_RETURN_IF_ERROR(Check(Invoke(*api_, &Api::nvmlDeviceGetHandleByIndex_v2, index, &handle),
-                                 "nvmlDeviceGetHandleByIndex_v2",
-                                 "GPU " + std::to_string(index)));
+                                 "nvmlDeviceGetHandleByIndex_v2", "GPU " + std::to_string(index)));
   return Device(this, handle, index);
 }
 
 Result<Device> Library::DeviceByUuid(const std::string& uuid) const {
   nvmlDevice_t handle = nullptr;
-  GPUSCOPE_RETURN_IF_ERROR(Check(Invoke(*api_, &Api::nvmlDeviceGetHandleByUUID, uuid.c_str(),
-                                        &handle),
-                                 "nvmlDeviceGetHandleByUUID", uuid));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Check(Invoke(*api_, &Api::nvmlDeviceGetHandleByUUID, uuid.c_str(), &handle),
+            "nvmlDeviceGetHandleByUUID", uuid));
   unsigned is_mig = 0;
   if (Invoke(*api_, &Api::nvmlDeviceIsMigDeviceHandle, handle, &is_mig) == kSuccess && is_mig) {
     nvmlDevice_t parent = nullptr;
@@ -194,8 +198,8 @@ Result<Device> Library::DeviceByUuid(const std::string& uuid) const {
         Check(Invoke(*api_, &Api::nvmlDeviceGetDeviceHandleFromMigDeviceHandle, handle, &parent),
               "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", uuid));
     unsigned index = 0;
-    GPUSCOPE_RETURN_IF_ERROR(Check(Invoke(*api_, &Api::nvmlDeviceGetIndex, parent, &index),
-                                   "nvmlDeviceGetIndex", uuid));
+    GPUSCOPE_RETURN_IF_ERROR(
+        Check(Invoke(*api_, &Api::nvmlDeviceGetIndex, parent, &index), "nvmlDeviceGetIndex", uuid));
     const Device gpu(this, parent, index);
     auto count = gpu.MaxMigDeviceCount();
     if (!count.ok()) return count.status();
@@ -206,8 +210,8 @@ Result<Device> Library::DeviceByUuid(const std::string& uuid) const {
     return Status::NotFound("MIG device " + uuid + " not found on GPU " + std::to_string(index));
   }
   unsigned index = 0;
-  GPUSCOPE_RETURN_IF_ERROR(Check(Invoke(*api_, &Api::nvmlDeviceGetIndex, handle, &index),
-                                 "nvmlDeviceGetIndex", uuid));
+  GPUSCOPE_RETURN_IF_ERROR(
+      Check(Invoke(*api_, &Api::nvmlDeviceGetIndex, handle, &index), "nvmlDeviceGetIndex", uuid));
   return Device(this, handle, index);
 }
 
@@ -240,16 +244,7 @@ std::vector<std::string> Library::MissingSymbols() const {
 void* Library::FindSymbol(const char* name) const { return dlsym(handle_, name); }
 
 std::optional<int> ReturnCodeOf(const Status& status) {
-  if (status.ok()) return std::nullopt;
-  const std::string& m = status.message();
-  const size_t open = m.rfind(" (NVML_");
-  if (open == std::string::npos || m.back() != ')') return std::nullopt;
-  const std::string name = m.substr(open + 2, m.size() - open - 3);
-  for (int rc = kSuccess; rc <= kResetTypeNotSupported; ++rc) {
-    if (name == ReturnName(rc)) return rc;
-  }
-  if (name == "NVML_ERROR_UNKNOWN") return kUnknown;
-  return std::nullopt;
+  return status.ok() ? std::nullopt : status.detail();
 }
 
 bool IsGpuLost(const Status& status) { return ReturnCodeOf(status) == kGpuIsLost; }

@@ -50,8 +50,8 @@ class Library {
 
   const std::string& path() const { return path_; }
   // System versions read at Open; empty when the driver does not tell.
-  const std::string& driver_version() const { return driver_version_; }  // "550.54.15"
-  const std::string& nvml_version() const { return nvml_version_; }      // "12.550.54.15"
+  const std::string& driver_version() const { return driver_version_; }     // "550.54.15"
+  const std::string& nvml_version() const { return nvml_version_; }         // "12.550.54.15"
   const std::string& cuda_driver_version() const { return cuda_version_; }  // "12.8"
   // Bytes between running-process entries: 32 on early 535 drivers, else 24.
   std::size_t process_entry_stride() const { return process_entry_stride_; }

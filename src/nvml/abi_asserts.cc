@@ -1,0 +1,96 @@
+// Proves the ABI declared in abi.h against shared/reference/nvml-abi.md: every
+// size and offset the fact sheet lists. A wrong struct fails the build, not a
+// customer's GPU.
+#include <cstddef>
+
+#include "nvml/abi.h"
+
+namespace gpuscope::nvml {
+namespace {
+
+static_assert(sizeof(nvmlReturn_t) == 4);
+static_assert(sizeof(nvmlDevice_t) == 8 && sizeof(nvmlEventSet_t) == 8 &&
+              sizeof(nvmlGpmSample_t) == 8);
+
+static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(offsetof(nvmlPciInfo_t, busIdLegacy) == 0);
+static_assert(offsetof(nvmlPciInfo_t, domain) == 16);
+static_assert(offsetof(nvmlPciInfo_t, bus) == 20);
+static_assert(offsetof(nvmlPciInfo_t, device) == 24);
+static_assert(offsetof(nvmlPciInfo_t, pciDeviceId) == 28);
+static_assert(offsetof(nvmlPciInfo_t, pciSubSystemId) == 32);
+static_assert(offsetof(nvmlPciInfo_t, busId) == 36);
+
+static_assert(sizeof(nvmlUtilization_t) == 8);
+static_assert(sizeof(nvmlMemory_t) == 24);
+static_assert(offsetof(nvmlMemory_t, total) == 0);
+static_assert(offsetof(nvmlMemory_t, free) == 8);
+static_assert(offsetof(nvmlMemory_t, used) == 16);
+
+static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(offsetof(nvmlMemory_v2_t, version) == 0);
+static_assert(offsetof(nvmlMemory_v2_t, total) == 8);
+static_assert(offsetof(nvmlMemory_v2_t, reserved) == 16);
+static_assert(offsetof(nvmlMemory_v2_t, free) == 24);
+static_assert(offsetof(nvmlMemory_v2_t, used) == 32);
+static_assert(kMemoryV2Version == 0x02000028);
+static_assert(StructVersion(40, 2) == 0x02000028);
+
+static_assert(sizeof(nvmlEventData_t) == 32);
+static_assert(offsetof(nvmlEventData_t, device) == 0);
+static_assert(offsetof(nvmlEventData_t, eventType) == 8);
+static_assert(offsetof(nvmlEventData_t, eventData) == 16);
+static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24);
+static_assert(offsetof(nvmlEventData_t, computeInstanceId) == 28);
+
+static_assert(sizeof(nvmlProcessInfo_v2_t) == 24);
+static_assert(offsetof(nvmlProcessInfo_v2_t, pid) == 0);
+static_assert(offsetof(nvmlProcessInfo_v2_t, usedGpuMemory) == 8);
+static_assert(offsetof(nvmlProcessInfo_v2_t, gpuInstanceId) == 16);
+static_assert(offsetof(nvmlProcessInfo_v2_t, computeInstanceId) == 20);
+static_assert(kProcessInfoStride == 24 && kProcessInfoStrideEarly535 == 32);
+
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, pid) == 0);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, memUtil) == 20);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, encUtil) == 24);
+static_assert(offsetof(nvmlProcessUtilizationSample_t, decUtil) == 28);
+
+static_assert(sizeof(nvmlValue_t) == 8);
+static_assert(sizeof(nvmlFieldValue_t) == 40);
+static_assert(offsetof(nvmlFieldValue_t, fieldId) == 0);
+static_assert(offsetof(nvmlFieldValue_t, scopeId) == 4);
+static_assert(offsetof(nvmlFieldValue_t, timestamp) == 8);
+static_assert(offsetof(nvmlFieldValue_t, latencyUsec) == 16);
+static_assert(offsetof(nvmlFieldValue_t, valueType) == 24);
+static_assert(offsetof(nvmlFieldValue_t, nvmlReturn) == 28);
+static_assert(offsetof(nvmlFieldValue_t, value) == 32);
+
+static_assert(sizeof(nvmlDeviceAttributes_t) == 40);
+static_assert(offsetof(nvmlDeviceAttributes_t, multiprocessorCount) == 0);
+static_assert(offsetof(nvmlDeviceAttributes_t, gpuInstanceSliceCount) == 24);
+static_assert(offsetof(nvmlDeviceAttributes_t, computeInstanceSliceCount) == 28);
+static_assert(offsetof(nvmlDeviceAttributes_t, memorySizeMB) == 32);
+
+static_assert(sizeof(nvmlGpmSupport_t) == 8);
+static_assert(sizeof(nvmlGpmMetric_t) == 40);
+static_assert(offsetof(nvmlGpmMetric_t, metricId) == 0);
+static_assert(offsetof(nvmlGpmMetric_t, nvmlReturn) == 4);
+static_assert(offsetof(nvmlGpmMetric_t, value) == 8);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo) == 16);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo.shortName) == 16);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo.longName) == 24);
+static_assert(offsetof(nvmlGpmMetric_t, metricInfo.unit) == 32);
+
+static_assert(offsetof(nvmlGpmMetricsGet_t, version) == 0);
+static_assert(offsetof(nvmlGpmMetricsGet_t, numMetrics) == 4);
+static_assert(offsetof(nvmlGpmMetricsGet_t, sample1) == 8);
+static_assert(offsetof(nvmlGpmMetricsGet_t, sample2) == 16);
+static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
+static_assert(kNvmlGpmMetricsMax == 333);
+static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 333 * 40);
+
+}  // namespace
+}  // namespace gpuscope::nvml

@@ -1,0 +1,80 @@
+// Helpers for the http_* tests: a temporary directory, shell commands, curl.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace gpuscope::http::testing {
+
+// A fresh directory under /tmp, removed with everything in it.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern =
+        (std::filesystem::temp_directory_path() / "gpuscope_http_XXXXXX").string();
+    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
+  }
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+  std::string Write(const std::string& name, const std::string& text) const {
+    std::ofstream(File(name), std::ios::binary | std::ios::trunc) << text;
+    return File(name);
+  }
+
+ private:
+  std::string path_;
+};
+
+inline std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs a shell command; returns its stdout. `status` gets the exit code.
+inline std::string Shell(const std::string& command, int* status = nullptr) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  int rc = pclose(pipe);
+  if (status != nullptr) *status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return out;
+}
+
+struct CurlResult {
+  int code = 0;  // HTTP status, 0 when no response
+  std::string body;
+  std::string headers;
+};
+
+// curl `args` (URL included); body and headers captured in files of `dir`.
+inline CurlResult Curl(const TempDir& dir, const std::string& args) {
+  std::string body = dir.File("curl.body"), headers = dir.File("curl.headers");
+  std::filesystem::remove(body);
+  std::filesystem::remove(headers);
+  std::string command = "curl -sS --max-time 5 -o " + body + " -D " + headers +
+                        " -w '%{http_code}' " + args + " 2>/dev/null";
+  CurlResult result;
+  result.code = std::atoi(Shell(command).c_str());
+  result.body = ReadAll(body);
+  result.headers = ReadAll(headers);
+  return result;
+}
+
+}  // namespace gpuscope::http::testing
