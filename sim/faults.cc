@@ -45,8 +45,7 @@ bool ToUnsigned(const std::string& s, unsigned* out) {
 template <typename T>
 Status Arg(const std::vector<std::string>& w, size_t i, T* out, bool required = false) {
   if (i >= w.size()) {
-    return required ? Status::InvalidArgument("'" + w[0] + "' needs more arguments")
-                    : Status::Ok();
+    return required ? Status::InvalidArgument("'" + w[0] + "' needs more arguments") : Status::Ok();
   }
   bool ok;
   if constexpr (std::is_same_v<T, double>) {
@@ -108,7 +107,8 @@ Result<FaultSpec> FaultFromWords(const std::vector<std::string>& words) {
     w.erase(w.begin());
   }
   FaultSpec f;
-  if (!ParseFaultKind(w[0], &f.kind)) return Status::InvalidArgument("unknown fault '" + w[0] + "'");
+  if (!ParseFaultKind(w[0], &f.kind))
+    return Status::InvalidArgument("unknown fault '" + w[0] + "'");
   switch (f.kind) {
     case FaultKind::kXid:
       GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.xid, true));

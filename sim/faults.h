@@ -38,17 +38,17 @@ struct FaultSpec {
   double at = 0;            // scenario seconds
   double until = kForever;  // scenario seconds; active while at <= t < until
   unsigned xid = 0;
-  unsigned count = 1;        // ECC errors
-  double factor = 3.0;       // cooling failure: thermal resistance multiplier
-  double watts = 0;          // power cap
-  unsigned gen = 3, width = 8;  // PCIe downgrade
-  double replay_rate = 2.0;  // PCIe replays/s; NVLink replays/s
-  int link = -1;             // NVLink: -1 all links
+  unsigned count = 1;                           // ECC errors
+  double factor = 3.0;                          // cooling failure: thermal resistance multiplier
+  double watts = 0;                             // power cap
+  unsigned gen = 3, width = 8;                  // PCIe downgrade
+  double replay_rate = 2.0;                     // PCIe replays/s; NVLink replays/s
+  int link = -1;                                // NVLink: -1 all links
   double crc_rate = 10.0, recovery_rate = 0.1;  // NVLink errors/s
-  double rate_mib_s = 256;   // memory leak
-  std::string function = "any";  // hang
-  double seconds = 10;           // hang: wall seconds per call
-  unsigned action = 1;           // recovery action 0..4
+  double rate_mib_s = 256;                      // memory leak
+  std::string function = "any";                 // hang
+  double seconds = 10;                          // hang: wall seconds per call
+  unsigned action = 1;                          // recovery action 0..4
 };
 
 // Instant faults act once at their time; the others last until cleared.

@@ -27,8 +27,8 @@ struct Segment {
   double dram_activity = 0, fp64_activity = 0, fp32_activity = 0, fp16_activity = 0;
   double pcie_tx_mbps = 0, pcie_rx_mbps = 0, nvlink_tx_mbps = 0, nvlink_rx_mbps = 0;
   std::optional<double> memory_used_gib;
-  double period_s = 0, duty = 1, low = 0.05;  // on/off oscillation
-  double noise = 0;                           // +- amplitude on activities
+  double period_s = 0, duty = 1, low = 0.05;      // on/off oscillation
+  double noise = 0;                               // +- amplitude on activities
   std::vector<std::pair<double, double>> points;  // custom: [t since at, factor]
   bool repeat = false;                            // custom: loop the curve
 };

@@ -25,7 +25,7 @@ bool FieldReader::Has(const std::string& key) {
 
 YAML::Node FieldReader::Get(const std::string& key) {
   known_.insert(key);
-  if (!map_.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  if (!map_.IsMap()) return YAML::Node();
   const YAML::Node& cmap = map_;  // const lookup does not insert
   return cmap[key];
 }
@@ -53,8 +53,8 @@ Status FieldReader::Unsigned(const std::string& key, unsigned* out, unsigned lo,
     return Error(n, what_ + "." + key + ": expected an integer, got '" + n.Scalar() + "'");
   }
   if (v < lo || v > hi) {
-    return Error(n, what_ + "." + key + ": " + n.Scalar() + " out of range [" +
-                        std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    return Error(n, what_ + "." + key + ": " + n.Scalar() + " out of range [" + std::to_string(lo) +
+                        ", " + std::to_string(hi) + "]");
   }
   *out = static_cast<unsigned>(v);
   return Status::Ok();
@@ -65,8 +65,8 @@ Status FieldReader::U64(const std::string& key, uint64_t* out) {
   YAML::Node n = Get(key);
   unsigned long long v = 0;
   if (!n.IsScalar() || !YAML::convert<unsigned long long>::decode(n, v)) {
-    return Error(n, what_ + "." + key + ": expected a non-negative integer, got '" + n.Scalar() +
-                        "'");
+    return Error(n,
+                 what_ + "." + key + ": expected a non-negative integer, got '" + n.Scalar() + "'");
   }
   *out = v;
   return Status::Ok();

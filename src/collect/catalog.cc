@@ -424,10 +424,10 @@ constexpr bool ValidNative(const NativeName& n) {
   if (n.name.empty()) return true;
   if (!ValidName(n.name) || n.name.substr(0, 9) != "gpuscope_") return false;
   if ((n.type == MetricType::kCounter) != EndsWith(n.name, "_total")) return false;
-  constexpr std::string_view kUnits[] = {"_ratio", "_bytes", "_watts", "_joules", "_hertz",
-                                         "_celsius", "_seconds", "_total", "_generation",
-                                         "_generation_max", "_width", "_width_max", "_state",
-                                         "_pending", "_failure", "_enabled", "_action"};
+  constexpr std::string_view kUnits[] = {
+      "_ratio",   "_bytes",   "_watts",      "_joules",         "_hertz", "_celsius",
+      "_seconds", "_total",   "_generation", "_generation_max", "_width", "_width_max",
+      "_state",   "_pending", "_failure",    "_enabled",        "_action"};
   for (std::string_view unit : kUnits) {
     if (EndsWith(n.name, unit)) return true;
   }
@@ -460,8 +460,7 @@ const std::array<MetricDef, kMetricCount> kCatalog = kRows;
 
 const std::array<ClockReasonDef, 9> kClockReasonTable = {{
     {0x1, Metric::kThrottleGpuIdle, "gpu_idle", "gpu_idle"},
-    {0x2, Metric::kThrottleAppClocks, "applications_clocks_setting",
-     "applications_clocks_setting"},
+    {0x2, Metric::kThrottleAppClocks, "applications_clocks_setting", "applications_clocks_setting"},
     {0x4, Metric::kThrottleSwPowerCap, "sw_power_cap", "sw_power_cap"},
     {0x8, Metric::kThrottleHwSlowdown, "hw_slowdown", "hw_slowdown"},
     {0x10, Metric::kThrottleSyncBoost, "sync_boost", "sync_boost"},
@@ -503,15 +502,24 @@ std::optional<Metric> FindBySmiName(std::string_view name) {
 
 double Convert(double stored, Scale scale) {
   switch (scale) {
-    case Scale::kIdentity: return stored;
-    case Scale::kPercentToRatio: return stored / 100.0;
-    case Scale::kMilliToUnit: return stored / 1000.0;
-    case Scale::kUnitToMilli: return stored * 1000.0;
-    case Scale::kMegaToUnit: return stored * 1e6;
-    case Scale::kBytesToMiB: return std::floor(stored / 1048576.0);
-    case Scale::kNanoToUnit: return stored / 1e9;
-    case Scale::kNanoToMicro: return std::floor(stored / 1e3);
-    case Scale::kUnitToMicro: return std::floor(stored * 1e6);
+    case Scale::kIdentity:
+      return stored;
+    case Scale::kPercentToRatio:
+      return stored / 100.0;
+    case Scale::kMilliToUnit:
+      return stored / 1000.0;
+    case Scale::kUnitToMilli:
+      return stored * 1000.0;
+    case Scale::kMegaToUnit:
+      return stored * 1e6;
+    case Scale::kBytesToMiB:
+      return std::floor(stored / 1048576.0);
+    case Scale::kNanoToUnit:
+      return stored / 1e9;
+    case Scale::kNanoToMicro:
+      return std::floor(stored / 1e3);
+    case Scale::kUnitToMicro:
+      return std::floor(stored * 1e6);
   }
   return stored;
 }

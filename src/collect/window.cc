@@ -7,7 +7,8 @@ void Window::Append(std::size_t gpu, const WindowPoint& point) {
   if (gpus_.size() <= gpu) gpus_.resize(gpu + 1);
   std::deque<WindowPoint>& points = gpus_[gpu];
   if (!points.empty() && point.t - points.back().t < options_.resolution_seconds &&
-      points.size() > 1 && points.back().t - points[points.size() - 2].t < options_.resolution_seconds) {
+      points.size() > 1 &&
+      points.back().t - points[points.size() - 2].t < options_.resolution_seconds) {
     points.back() = point;  // keep spacing >= resolution, newest values win
   } else {
     points.push_back(point);

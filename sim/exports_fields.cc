@@ -1,0 +1,181 @@
+// Exported entry point: nvmlDeviceGetFieldValues (batched reads, a return
+// code per entry).
+#include <algorithm>
+#include <cmath>
+
+#include "exports_common.h"
+
+using namespace gpuscope::sim;  // NOLINT: C entry points at global scope
+
+namespace {
+
+enum ValueType { kDouble = 0, kUint = 1, kUlonglong = 3, kSint = 5 };
+
+void SetU64(nvmlFieldValue_t& f, double v) {
+  f.valueType = kUlonglong;
+  f.value.ullVal = static_cast<unsigned long long>(std::max(0.0, v));
+}
+
+void SetU32(nvmlFieldValue_t& f, double v) {
+  f.valueType = kUint;
+  f.value.uiVal = static_cast<unsigned>(std::max(0.0, v));
+}
+
+// Sums a per-link counter over the link in scopeId, or all links.
+template <typename Get>
+bool LinkSum(const DeviceCall& c, const nvmlFieldValue_t& f, Get get, double* out) {
+  unsigned links = c.preset().nvlink_links;
+  if (links == 0) return false;
+  *out = 0;
+  for (unsigned l = 0; l < links; ++l) {
+    if (f.scopeId != 0xFFFFFFFFu && f.scopeId != l) continue;
+    *out += get(l);
+  }
+  return f.scopeId == 0xFFFFFFFFu || f.scopeId < links;
+}
+
+bool EccField(const DeviceCall& c, nvmlFieldValue_t& f) {
+  if (!c.preset().ecc && f.fieldId <= 6) return f.fieldId <= 2 ? (SetU32(f, 0), true) : false;
+  const GpuState& s = c.st;
+  switch (f.fieldId) {
+    case 1:
+    case 2:
+      SetU32(f, c.preset().ecc ? 1 : 0);
+      return true;
+    case 3:
+      SetU64(f, s.ecc_sbe_vol);
+      return true;
+    case 4:
+      SetU64(f, s.ecc_dbe_vol);
+      return true;
+    case 5:
+      SetU64(f, s.ecc_sbe_agg);
+      return true;
+    case 6:
+      SetU64(f, s.ecc_dbe_agg);
+      return true;
+  }
+  bool retire = !c.preset().remaps_rows && c.preset().ecc;
+  bool remap = c.preset().remaps_rows && c.preset().ecc && !c.spec().mig_enabled;
+  switch (f.fieldId) {
+    case 29:
+      if (retire) SetU64(f, s.retired_sbe);
+      return retire;
+    case 30:
+      if (retire) SetU64(f, s.retired_dbe);
+      return retire;
+    case 31:
+      if (retire) SetU64(f, s.retired_pending);
+      return retire;
+    case 142:
+      if (remap) SetU32(f, s.remap_corr);
+      return remap;
+    case 143:
+      if (remap) SetU32(f, s.remap_unc);
+      return remap;
+    case 144:
+      if (remap) SetU32(f, s.remap_pending);
+      return remap;
+    case 145:
+      if (remap) SetU32(f, s.remap_failure);
+      return remap;
+  }
+  return false;
+}
+
+bool NvLinkField(const DeviceCall& c, nvmlFieldValue_t& f) {
+  const GpuState& s = c.st;
+  double v = 0;
+  bool ok = false;
+  switch (f.fieldId) {
+    case 38:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.link_errors[l].crc_flit; }, &v);
+      break;
+    case 45:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.link_errors[l].crc_data; }, &v);
+      break;
+    case 52:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.link_errors[l].replay; }, &v);
+      break;
+    case 59:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.link_errors[l].recovery; }, &v);
+      break;
+    case 138:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.nvlink_tx_kib[l]; }, &v);
+      break;
+    case 139:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.nvlink_rx_kib[l]; }, &v);
+      break;
+    // Raw counts add the protocol overhead (about 1/8 on top of data).
+    case 140:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.nvlink_tx_kib[l] * 1.125; }, &v);
+      break;
+    case 141:
+      ok = LinkSum(
+          c, f, [&](unsigned l) { return s.nvlink_rx_kib[l] * 1.125; }, &v);
+      break;
+    case 91:
+      if (c.preset().nvlink_links == 0) return false;
+      SetU32(f, c.preset().nvlink_links);
+      return true;
+    default:
+      return false;
+  }
+  if (ok) SetU64(f, v);
+  return ok;
+}
+
+bool DeviceField(const DeviceCall& c, nvmlFieldValue_t& f) {
+  const GpuState& s = c.st;
+  if (f.fieldId >= 74 && f.fieldId <= 79) {
+    SetU64(f, s.violation_ns[f.fieldId - 74]);
+    return true;
+  }
+  switch (f.fieldId) {
+    case 82:
+      if (c.preset().temp_mem_max == 0) return false;
+      SetU32(f, std::lround(s.mem_temp_c));
+      return true;
+    case 83:
+      SetU64(f, s.energy_mj);
+      return true;
+    case 94:
+      SetU32(f, s.pcie_replays);
+      return true;
+    case 185:
+      SetU32(f, std::lround(s.PowerAverageW() * 1000));
+      return true;
+    case 186:
+      SetU32(f, std::lround(s.power_w * 1000));
+      return true;
+    case 230:
+      if (!(c.sim->SupportedEvents(c.gpu) & 0x8000)) return false;  // R570+
+      SetU32(f, c.sim->RecoveryAction(c.gpu, c.now));
+      return true;
+  }
+  return EccField(c, f) || NvLinkField(c, f);
+}
+
+}  // namespace
+
+SIM_EXPORT nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int count,
+                                                 nvmlFieldValue_t* values) {
+  SIM_DEVICE_CALL(nvmlDeviceGetFieldValues, d);
+  if (count <= 0 || !values) return rc::kInvalidArgument;
+  long long ts = static_cast<long long>(c.TimestampUs());
+  for (int i = 0; i < count; ++i) {
+    nvmlFieldValue_t& f = values[i];
+    f.timestamp = ts;
+    f.latencyUsec = 0;
+    f.value.ullVal = 0;
+    f.nvmlReturn = DeviceField(c, f) ? rc::kSuccess : rc::kNotSupported;
+  }
+  return rc::kSuccess;
+}

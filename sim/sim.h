@@ -1,0 +1,97 @@
+// The running simulator: one scenario, its GPUs' cached physics state, the
+// fault lists (scenario faults plus faults injected at run time), scenario
+// time, and the global instance that nvmlInit creates and nvmlShutdown ends.
+//
+// Thread safety: every public method is safe from any thread. Each GPU has
+// its own mutex, so a slow or hung call on one GPU never blocks another; no
+// lock is held while a hang sleeps. Events fire with a GPU lock held (lock
+// order: GPU, then the event registry).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calls.h"
+#include "physics.h"
+#include "scenario.h"
+
+namespace gpuscope::sim {
+
+struct Identity {
+  std::string uuid, serial, bus_id, bus_id_legacy;
+  unsigned domain = 0, bus = 0;
+};
+
+struct TimeOptions {
+  double time_scale = 1.0;
+  double start_offset = 0;
+  std::optional<double> frozen;
+};
+
+class Sim {
+ public:
+  Sim(Scenario scenario, TimeOptions time);
+
+  const Scenario& scenario() const { return scenario_; }
+  unsigned gpu_count() const { return static_cast<unsigned>(gpus_.size()); }
+  const GpuSpec& spec(unsigned g) const { return gpus_[g]->spec; }
+  const Identity& identity(unsigned g) const { return gpus_[g]->id; }
+
+  double Now() const;
+  // Wall-clock microseconds since the epoch at construction (timestamps).
+  unsigned long long epoch_us() const { return epoch_us_; }
+  void Freeze(double t) { frozen_.store(t); }
+
+  // Advances GPU g to scenario time t (firing crossed fault events) and
+  // returns a copy of its state.
+  GpuState StateAt(unsigned g, double t);
+  void AdvanceAll();
+
+  bool Lost(unsigned g, double t);
+  double HangSeconds(unsigned g, Fn fn, double t);
+  unsigned RecoveryAction(unsigned g, double t);
+  unsigned long long SupportedEvents(unsigned g) const;
+
+  // Starts f on GPU g now (f.at and f.until are overwritten).
+  void Inject(unsigned g, FaultSpec f);
+  // Ends g's active faults of that kind (all kinds when empty) now.
+  void Clear(unsigned g, std::optional<FaultKind> kind);
+
+ private:
+  struct Gpu {
+    GpuSpec spec;
+    Identity id;
+    std::mutex mu;
+    std::vector<FaultSpec> faults;  // guarded by mu
+    std::vector<bool> announced;    // events already fired, per fault
+    GpuState cache;                 // guarded by mu
+  };
+  template <typename F>
+  auto WithFaults(unsigned g, F&& f);
+  void AdvanceLocked(unsigned g, Gpu& gpu, int64_t target);
+  void Announce(unsigned g, Gpu& gpu, const std::vector<size_t>& onsets);
+
+  Scenario scenario_;
+  std::vector<std::unique_ptr<Gpu>> gpus_;
+  TimeOptions time_;
+  std::chrono::steady_clock::time_point start_;
+  std::atomic<double> frozen_;  // NaN: running
+  unsigned long long epoch_us_ = 0;
+  unsigned driver_major_ = 0;
+};
+
+// Deterministic identity of GPU `index` from the seed (overrides applied).
+Identity MakeIdentity(const GpuSpec& spec, uint64_t seed, unsigned index);
+
+// "MIG-<uuid>" of GPU instance gi_id on the GPU with UUID parent_uuid.
+std::string MigUuid(const std::string& parent_uuid, unsigned gi_id);
+
+// The initialised simulator, or null.
+std::shared_ptr<Sim> CurrentSim();
+
+}  // namespace gpuscope::sim

@@ -1,0 +1,19 @@
+#include "collect/read_context.h"
+
+namespace gpuscope::collect {
+
+void ReadContext::Note(std::string_view call, const Status& status) {
+  if (status.code() == Status::Code::kNotSupported) {
+    if (!call.empty()) caps_.Refuse(call);
+    return;
+  }
+  if (nvml::IsGpuLost(status)) {
+    reading_.lost = true;
+    reading_.error = status.message();
+    return;
+  }
+  ++reading_.failed_calls;
+  if (reading_.error.empty()) reading_.error = status.message();
+}
+
+}  // namespace gpuscope::collect

@@ -1,0 +1,254 @@
+#include "collect/readers.h"
+
+#include <array>
+#include <cstdint>
+#include <initializer_list>
+#include <utility>
+
+namespace gpuscope::collect {
+namespace {
+
+using enum Metric;
+using nvml::ClockDomain;
+using nvml::TempThreshold;
+
+constexpr double kMilliToUnit = 1e-3;
+constexpr double kKiB = 1024.0;
+constexpr double kMiB = 1048576.0;
+constexpr int kUnknownPState = 32;
+
+bool AnyDue(const ReadContext& ctx, std::initializer_list<Metric> metrics) {
+  for (Metric m : metrics) {
+    if (ctx.Due(m)) return true;
+  }
+  return false;
+}
+
+// One call filling one metric: `fn` returns Result<T>; `scale` converts.
+template <typename T, typename Fn>
+void ReadOne(ReadContext& ctx, Metric m, std::string_view call, Fn&& fn, double scale = 1.0) {
+  if (!ctx.Due(m)) return;
+  if (auto v = ctx.Try<T>(call, std::forward<Fn>(fn))) ctx.Set(m, static_cast<double>(*v) * scale);
+}
+
+struct GpmMetric {
+  uint32_t id;
+  Metric metric;
+  double scale;
+};
+constexpr std::array<GpmMetric, 13> kGpmMetrics = {{
+    {1, kGrEngineActive, 1},
+    {2, kSmActive, 1},
+    {3, kSmOccupancy, 1},
+    {5, kTensorActive, 1},
+    {7, kTensorHmmaActive, 1},
+    {10, kDramActive, 1},
+    {11, kFp64Active, 1},
+    {12, kFp32Active, 1},
+    {13, kFp16Active, 1},
+    {20, kPcieTxBytesRate, kMiB},
+    {21, kPcieRxBytesRate, kMiB},
+    {60, kNvLinkRxBytesRate, kMiB},
+    {61, kNvLinkTxBytesRate, kMiB},
+}};
+
+void SetGpmMetrics(ReadContext& ctx, const std::vector<Result<double>>& values) {
+  for (std::size_t i = 0; i < values.size() && i < kGpmMetrics.size(); ++i) {
+    if (values[i].ok()) ctx.Set(kGpmMetrics[i].metric, *values[i] * kGpmMetrics[i].scale);
+  }
+}
+
+}  // namespace
+
+void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan) {
+  ReadFieldValues(ctx);
+  ReadUtilization(ctx);
+  ReadEncoder(ctx);
+  ReadDecoder(ctx);
+  ReadMemoryInfo(ctx);
+  ReadTemperature(ctx);
+  ReadPower(ctx);
+  ReadClocks(ctx);
+  ReadClockEventReasons(ctx);
+  ReadPerformanceState(ctx);
+  ReadGpm(ctx, gpm);
+  ReadPcieThroughput(ctx, gpm);
+  ReadThresholds(ctx);
+  ReadPowerLimits(ctx);
+  ReadMaxClocks(ctx);
+  ReadFan(ctx);
+  ReadPcieLink(ctx);
+  ReadEnergyFallback(ctx);
+  ReadEcc(ctx);
+  ReadRemapped(ctx);
+  ReadRetired(ctx);
+  ReadPcieReplayFallback(ctx);
+  if (ctx.reading().tiers.slow) {
+    ReadNvLinkLinks(ctx, plan.nvlink_links);
+    if (plan.processes) ReadProcesses(ctx);
+  }
+}
+
+void ReadUtilization(ReadContext& ctx) {
+  if (!AnyDue(ctx, {kGpuUtil, kMemCopyUtil})) return;
+  auto u = ctx.Try<nvml::UtilizationRates>("nvmlDeviceGetUtilizationRates",
+                                           [&] { return ctx.device().Utilization(); });
+  if (!u) return;
+  ctx.Set(kGpuUtil, u->gpu_percent);
+  ctx.Set(kMemCopyUtil, u->memory_percent);
+}
+
+void ReadEncoder(ReadContext& ctx) {
+  if (!ctx.Due(kEncoderUtil)) return;
+  auto u = ctx.Try<nvml::CodecUtilization>("nvmlDeviceGetEncoderUtilization",
+                                           [&] { return ctx.device().EncoderUtilization(); });
+  if (u) ctx.Set(kEncoderUtil, u->percent);
+}
+
+void ReadDecoder(ReadContext& ctx) {
+  if (!ctx.Due(kDecoderUtil)) return;
+  auto u = ctx.Try<nvml::CodecUtilization>("nvmlDeviceGetDecoderUtilization",
+                                           [&] { return ctx.device().DecoderUtilization(); });
+  if (u) ctx.Set(kDecoderUtil, u->percent);
+}
+
+void ReadMemoryInfo(ReadContext& ctx) {
+  if (!AnyDue(ctx, {kMemoryUsed, kMemoryFree, kMemoryTotal, kMemoryReserved})) return;
+  auto m =
+      ctx.Try<nvml::MemoryInfo>("nvmlDeviceGetMemoryInfo", [&] { return ctx.device().Memory(); });
+  if (!m) return;
+  ctx.Set(kMemoryTotal, static_cast<double>(m->total_bytes));
+  ctx.Set(kMemoryUsed, static_cast<double>(m->used_bytes));
+  ctx.Set(kMemoryFree, static_cast<double>(m->free_bytes));
+  if (m->reserved_bytes) ctx.Set(kMemoryReserved, static_cast<double>(*m->reserved_bytes));
+}
+
+void ReadTemperature(ReadContext& ctx) {
+  ReadOne<uint32_t>(ctx, kGpuTemp, "nvmlDeviceGetTemperature",
+                    [&] { return ctx.device().Temperature(); });
+}
+
+void ReadThresholds(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint32_t>(ctx, kSlowdownTemp, "nvmlDeviceGetTemperatureThreshold/slowdown",
+                    [&] { return d.TemperatureThreshold(TempThreshold::kSlowdown); });
+  ReadOne<uint32_t>(ctx, kShutdownTemp, "nvmlDeviceGetTemperatureThreshold/shutdown",
+                    [&] { return d.TemperatureThreshold(TempThreshold::kShutdown); });
+  ReadOne<uint32_t>(ctx, kGpuMaxTemp, "nvmlDeviceGetTemperatureThreshold/gpu_max",
+                    [&] { return d.TemperatureThreshold(TempThreshold::kGpuMax); });
+  ReadOne<uint32_t>(ctx, kMemoryMaxTemp, "nvmlDeviceGetTemperatureThreshold/memory_max",
+                    [&] { return d.TemperatureThreshold(TempThreshold::kMemoryMax); });
+}
+
+void ReadPower(ReadContext& ctx) {
+  ReadOne<uint32_t>(
+      ctx, kPowerUsage, "nvmlDeviceGetPowerUsage",
+      [&] { return ctx.device().PowerUsageMilliwatts(); }, kMilliToUnit);
+}
+
+void ReadPowerLimits(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint32_t>(
+      ctx, kPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", [&] { return d.EnforcedPowerLimit(); },
+      kMilliToUnit);
+  ReadOne<uint32_t>(
+      ctx, kPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit",
+      [&] { return d.PowerManagementLimit(); }, kMilliToUnit);
+  ReadOne<uint32_t>(
+      ctx, kPowerDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit",
+      [&] { return d.DefaultPowerLimit(); }, kMilliToUnit);
+  if (!AnyDue(ctx, {kPowerMinLimit, kPowerMaxLimit})) return;
+  auto range = ctx.Try<nvml::PowerLimitRange>("nvmlDeviceGetPowerManagementLimitConstraints",
+                                              [&] { return d.PowerLimitConstraints(); });
+  if (!range) return;
+  ctx.Set(kPowerMinLimit, range->min_mw * kMilliToUnit);
+  ctx.Set(kPowerMaxLimit, range->max_mw * kMilliToUnit);
+}
+
+void ReadClocks(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint32_t>(ctx, kSmClock, "nvmlDeviceGetClockInfo/sm",
+                    [&] { return d.Clock(ClockDomain::kSm); });
+  ReadOne<uint32_t>(ctx, kMemClock, "nvmlDeviceGetClockInfo/memory",
+                    [&] { return d.Clock(ClockDomain::kMemory); });
+  ReadOne<uint32_t>(ctx, kGraphicsClock, "nvmlDeviceGetClockInfo/graphics",
+                    [&] { return d.Clock(ClockDomain::kGraphics); });
+  ReadOne<uint32_t>(ctx, kVideoClock, "nvmlDeviceGetClockInfo/video",
+                    [&] { return d.Clock(ClockDomain::kVideo); });
+}
+
+void ReadMaxClocks(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint32_t>(ctx, kMaxSmClock, "nvmlDeviceGetMaxClockInfo/sm",
+                    [&] { return d.MaxClock(ClockDomain::kSm); });
+  ReadOne<uint32_t>(ctx, kMaxMemClock, "nvmlDeviceGetMaxClockInfo/memory",
+                    [&] { return d.MaxClock(ClockDomain::kMemory); });
+  ReadOne<uint32_t>(ctx, kMaxGraphicsClock, "nvmlDeviceGetMaxClockInfo/graphics",
+                    [&] { return d.MaxClock(ClockDomain::kGraphics); });
+}
+
+void ReadClockEventReasons(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint64_t>(ctx, kClockReasons, "nvmlDeviceGetCurrentClocksEventReasons",
+                    [&] { return d.ClockReasons(); });
+  ReadOne<uint64_t>(ctx, kClockReasonsSupported, "nvmlDeviceGetSupportedClocksEventReasons",
+                    [&] { return d.SupportedClockReasons(); });
+}
+
+void ReadFan(ReadContext& ctx) {
+  ReadOne<uint32_t>(ctx, kFanSpeed, "nvmlDeviceGetFanSpeed",
+                    [&] { return ctx.device().FanSpeed(); });
+}
+
+void ReadPerformanceState(ReadContext& ctx) {
+  if (!ctx.Due(kPState)) return;
+  auto p = ctx.Try<int>("nvmlDeviceGetPerformanceState",
+                        [&] { return ctx.device().PerformanceState(); });
+  if (p && *p >= 0 && *p != kUnknownPState) ctx.Set(kPState, *p);
+}
+
+void ReadPcieLink(ReadContext& ctx) {
+  if (!AnyDue(ctx, {kPcieLinkGen, kPcieLinkGenMax, kPcieLinkWidth, kPcieLinkWidthMax})) return;
+  auto link =
+      ctx.Try<nvml::PcieLinkInfo>("nvmlDeviceGetPcieLink", [&] { return ctx.device().PcieLink(); });
+  if (!link) return;
+  ctx.Set(kPcieLinkGen, link->gen_current);
+  ctx.Set(kPcieLinkGenMax, link->gen_max);
+  ctx.Set(kPcieLinkWidth, link->width_current);
+  ctx.Set(kPcieLinkWidthMax, link->width_max);
+}
+
+void ReadGpm(ReadContext& ctx, GpmState& gpm) {
+  if (!ctx.reading().tiers.fast || !gpm.sampler || !ctx.Allows("nvmlGpmSampleGet")) return;
+  const double t = ctx.reading().t;
+  const bool spaced = t - gpm.last_sample_t >= kGpmMinSpacingSeconds - 1e-9;
+  if (gpm.sampler->samples_taken() > 0 && !spaced) return;
+  if (!ctx.Try<bool>("nvmlGpmSampleGet", [&]() -> Result<bool> {
+        GPUSCOPE_RETURN_IF_ERROR(gpm.sampler->Sample());
+        return true;
+      })) {
+    return;
+  }
+  gpm.last_sample_t = t;
+  if (gpm.sampler->samples_taken() < 2) return;
+  std::array<uint32_t, kGpmMetrics.size()> ids{};
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = kGpmMetrics[i].id;
+  auto values = ctx.Try<std::vector<Result<double>>>("nvmlGpmMetricsGet",
+                                                     [&] { return gpm.sampler->Metrics(ids); });
+  if (!values) return;
+  SetGpmMetrics(ctx, *values);
+  gpm.pcie_from_gpm = ctx.Has(kPcieTxBytesRate);
+}
+
+void ReadPcieThroughput(ReadContext& ctx, const GpmState& gpm) {
+  if (!ctx.reading().tiers.pcie || gpm.pcie_from_gpm) return;
+  const nvml::Device& d = ctx.device();
+  ReadOne<uint32_t>(
+      ctx, kPcieTxBytesRate, "nvmlDeviceGetPcieThroughput",
+      [&] { return d.PcieThroughput(nvml::PcieDirection::kTx); }, kKiB);
+  ReadOne<uint32_t>(
+      ctx, kPcieRxBytesRate, "nvmlDeviceGetPcieThroughput",
+      [&] { return d.PcieThroughput(nvml::PcieDirection::kRx); }, kKiB);
+}
+
+}  // namespace gpuscope::collect

@@ -1,0 +1,68 @@
+// Internal to src/collect: one reader per catalog Source. Each reader fills
+// the catalog metrics naming its source, in the catalog's stored units, when
+// their tier is due in the context's Reading and the device has not refused
+// the call. Fallback readers (energy, ECC, remapped rows, retired pages, PCIe
+// replays) run only for metrics whose field id the device refused.
+//
+// Thread safety: called on the one worker thread reading the device.
+#pragma once
+
+#include <memory>
+
+#include "collect/read_context.h"
+#include "nvml/gpm.h"
+
+namespace gpuscope::collect {
+
+// GPM sampler of one device; metrics come from two consecutive fast reads.
+struct GpmState {
+  std::unique_ptr<nvml::GpmSampler> sampler;
+  double last_sample_t = -1;   // Reading::t of the newest GPM sample
+  bool pcie_from_gpm = false;  // the last GPM read gave PCIe rates
+};
+
+// Minimum spacing of two GPM samples (NVML wants > 100 ms).
+inline constexpr double kGpmMinSpacingSeconds = 0.1;
+
+// What ReadAll reads besides the catalog metrics.
+struct ReadPlan {
+  unsigned nvlink_links = 0;  // per-link state and error counters (slow tier)
+  bool processes = true;      // running processes with names (slow tier)
+};
+
+// Runs every reader in a fixed order for the tiers of ctx.reading().
+void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan);
+
+void ReadFieldValues(ReadContext& ctx);  // kFieldValue and kNvLinkThroughput, one batch
+void ReadUtilization(ReadContext& ctx);
+void ReadEncoder(ReadContext& ctx);
+void ReadDecoder(ReadContext& ctx);
+void ReadMemoryInfo(ReadContext& ctx);
+void ReadTemperature(ReadContext& ctx);
+void ReadThresholds(ReadContext& ctx);
+void ReadPower(ReadContext& ctx);
+void ReadPowerLimits(ReadContext& ctx);
+void ReadClocks(ReadContext& ctx);
+void ReadMaxClocks(ReadContext& ctx);
+void ReadClockEventReasons(ReadContext& ctx);
+void ReadFan(ReadContext& ctx);
+void ReadPerformanceState(ReadContext& ctx);
+void ReadPcieLink(ReadContext& ctx);
+void ReadGpm(ReadContext& ctx, GpmState& gpm);
+// nvmlDeviceGetPcieThroughput, only when GPM gives no PCIe rates.
+void ReadPcieThroughput(ReadContext& ctx, const GpmState& gpm);
+// Fallbacks for refused field ids.
+void ReadEnergyFallback(ReadContext& ctx);
+void ReadEcc(ReadContext& ctx);
+void ReadRemapped(ReadContext& ctx);
+void ReadRetired(ReadContext& ctx);
+void ReadPcieReplayFallback(ReadContext& ctx);
+// Slow tier: per-link NVLink state and error counters into sample.nvlink.
+void ReadNvLinkLinks(ReadContext& ctx, unsigned links);
+// Slow tier: running compute processes with names into sample.processes.
+void ReadProcesses(ReadContext& ctx);
+
+// A field value in the catalog's stored unit (mW -> W, KiB -> bytes).
+double FieldToStored(Metric metric, double raw);
+
+}  // namespace gpuscope::collect

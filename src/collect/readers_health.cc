@@ -1,0 +1,211 @@
+// Readers for the batched field values, their fallbacks, per-link NVLink
+// counters and processes.
+#include <array>
+#include <climits>
+#include <utility>
+#include <vector>
+
+#include "collect/readers.h"
+
+namespace gpuscope::collect {
+namespace {
+
+using enum Metric;
+using nvml::EccKind;
+using nvml::EccScope;
+
+constexpr unsigned kAllLinks = UINT_MAX;
+
+// NVLink fields summed over every link ask for scope UINT_MAX.
+bool LinkField(unsigned field_id) {
+  switch (field_id) {
+    case 38:
+    case 45:
+    case 52:
+    case 59:
+    case 138:
+    case 139:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool FieldBatched(const MetricDef& def) {
+  return def.field_id != 0 &&
+         (def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput);
+}
+
+// The metric is due, missing, and its field id was refused: use the fallback.
+bool NeedsFallback(ReadContext& ctx, Metric m) {
+  return ctx.Due(m) && !ctx.Has(m) && !ctx.caps().FieldAllowed(Def(m).field_id);
+}
+
+template <typename T, typename Fn>
+void Fallback(ReadContext& ctx, Metric m, std::string_view call, Fn&& fn) {
+  if (!NeedsFallback(ctx, m)) return;
+  if (auto v = ctx.Try<T>(call, std::forward<Fn>(fn))) ctx.Set(m, static_cast<double>(*v));
+}
+
+void NoteField(ReadContext& ctx, unsigned field_id, const Status& status) {
+  if (status.code() == Status::Code::kNotSupported) {
+    ctx.caps().RefuseField(field_id);
+    return;
+  }
+  ctx.Note("", status);
+}
+
+// Per link: state and four error counters.
+NvLinkLink ReadLink(ReadContext& ctx, unsigned link) {
+  static constexpr std::array<std::pair<nvml::NvLinkCounter, const char*>, 4> kCounters = {{
+      {nvml::NvLinkCounter::kReplay, "nvmlDeviceGetNvLinkErrorCounter/replay"},
+      {nvml::NvLinkCounter::kRecovery, "nvmlDeviceGetNvLinkErrorCounter/recovery"},
+      {nvml::NvLinkCounter::kCrcFlit, "nvmlDeviceGetNvLinkErrorCounter/crc_flit"},
+      {nvml::NvLinkCounter::kCrcData, "nvmlDeviceGetNvLinkErrorCounter/crc_data"},
+  }};
+  const nvml::Device& d = ctx.device();
+  NvLinkLink out;
+  out.link = link;
+  out.active = ctx.Try<bool>("nvmlDeviceGetNvLinkState", [&] { return d.NvLinkState(link); })
+                   .value_or(false);
+  std::array<std::optional<uint64_t>*, 4> slots = {&out.replay, &out.recovery, &out.crc_flit,
+                                                   &out.crc_data};
+  for (std::size_t i = 0; i < kCounters.size(); ++i) {
+    *slots[i] = ctx.Try<uint64_t>(kCounters[i].second,
+                                  [&] { return d.NvLinkErrorCounter(link, kCounters[i].first); });
+  }
+  return out;
+}
+
+}  // namespace
+
+double FieldToStored(Metric metric, double raw) {
+  switch (metric) {
+    case kPowerAverage:
+    case kPowerInstant:
+      return raw / 1000.0;  // mW -> W
+    case kNvLinkTxBytes:
+    case kNvLinkRxBytes:
+      return raw * 1024.0;  // KiB -> bytes
+    default:
+      return raw;
+  }
+}
+
+void ReadFieldValues(ReadContext& ctx) {
+  std::vector<Metric> metrics;
+  std::vector<nvml::FieldRequest> requests;
+  for (const MetricDef& def : kCatalog) {
+    if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.field_id)) continue;
+    metrics.push_back(def.id);
+    requests.push_back({def.field_id, LinkField(def.field_id) ? kAllLinks : 0u});
+  }
+  if (requests.empty() || !ctx.Allows("nvmlDeviceGetFieldValues")) return;
+  ctx.CountCall();
+  const std::vector<Result<nvml::FieldValue>> values = ctx.device().FieldValues(requests);
+  bool any = false;
+  for (std::size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
+    if (values[i].ok()) {
+      ctx.Set(metrics[i], FieldToStored(metrics[i], values[i]->AsDouble()));
+      any = true;
+    } else {
+      NoteField(ctx, requests[i].field_id, values[i].status());
+    }
+  }
+  if (any) ++ctx.reading().ok_calls;
+  if (ctx.Has(kNvLinkTxBytes) && ctx.Has(kNvLinkRxBytes) && ctx.Due(kNvLinkBandwidthTotal)) {
+    ctx.Set(kNvLinkBandwidthTotal,
+            ctx.reading().sample.Get(kNvLinkTxBytes) + ctx.reading().sample.Get(kNvLinkRxBytes));
+  }
+}
+
+void ReadEnergyFallback(ReadContext& ctx) {
+  if (!NeedsFallback(ctx, kEnergyConsumption)) return;
+  Fallback<uint64_t>(ctx, kEnergyConsumption, "nvmlDeviceGetTotalEnergyConsumption",
+                     [&] { return ctx.device().TotalEnergyMillijoules(); });
+  // Neither counter exists: the sampler integrates power instead.
+  if (!ctx.caps().Allows("nvmlDeviceGetTotalEnergyConsumption")) {
+    ctx.reading().energy_counter = false;
+  }
+}
+
+void ReadEcc(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  if (NeedsFallback(ctx, kEccMode) || NeedsFallback(ctx, kEccModePending)) {
+    if (auto mode =
+            ctx.Try<nvml::EccModeInfo>("nvmlDeviceGetEccMode", [&] { return d.EccMode(); })) {
+      ctx.Set(kEccMode, mode->current ? 1 : 0);
+      ctx.Set(kEccModePending, mode->pending ? 1 : 0);
+    }
+  }
+  static constexpr std::array<std::tuple<Metric, EccKind, EccScope>, 4> kTotals = {{
+      {kEccSbeVolatile, EccKind::kCorrected, EccScope::kVolatile},
+      {kEccDbeVolatile, EccKind::kUncorrected, EccScope::kVolatile},
+      {kEccSbeAggregate, EccKind::kCorrected, EccScope::kAggregate},
+      {kEccDbeAggregate, EccKind::kUncorrected, EccScope::kAggregate},
+  }};
+  for (const auto& [metric, kind, scope] : kTotals) {
+    Fallback<uint64_t>(ctx, metric, "nvmlDeviceGetTotalEccErrors",
+                       [&] { return d.TotalEccErrors(kind, scope); });
+  }
+}
+
+void ReadRemapped(ReadContext& ctx) {
+  if (!NeedsFallback(ctx, kRemappedCorrectable) && !NeedsFallback(ctx, kRemappedUncorrectable) &&
+      !NeedsFallback(ctx, kRemappedPending) && !NeedsFallback(ctx, kRemappedFailure)) {
+    return;
+  }
+  auto rows = ctx.Try<nvml::RemappedRowsInfo>("nvmlDeviceGetRemappedRows",
+                                              [&] { return ctx.device().RemappedRows(); });
+  if (!rows) return;
+  ctx.Set(kRemappedCorrectable, rows->correctable);
+  ctx.Set(kRemappedUncorrectable, rows->uncorrectable);
+  ctx.Set(kRemappedPending, rows->pending ? 1 : 0);
+  ctx.Set(kRemappedFailure, rows->failure ? 1 : 0);
+}
+
+void ReadRetired(ReadContext& ctx) {
+  const nvml::Device& d = ctx.device();
+  Fallback<uint32_t>(ctx, kRetiredSbe, "nvmlDeviceGetRetiredPages/sbe",
+                     [&] { return d.RetiredPagesCount(nvml::PageRetireCause::kMultipleSbe); });
+  Fallback<uint32_t>(ctx, kRetiredDbe, "nvmlDeviceGetRetiredPages/dbe",
+                     [&] { return d.RetiredPagesCount(nvml::PageRetireCause::kDbe); });
+  Fallback<bool>(ctx, kRetiredPending, "nvmlDeviceGetRetiredPagesPendingStatus",
+                 [&] { return d.RetiredPagesPending(); });
+}
+
+void ReadPcieReplayFallback(ReadContext& ctx) {
+  Fallback<uint32_t>(ctx, kPcieReplays, "nvmlDeviceGetPcieReplayCounter",
+                     [&] { return ctx.device().PcieReplayCounter(); });
+}
+
+void ReadNvLinkLinks(ReadContext& ctx, unsigned links) {
+  if (links == 0 || !ctx.Allows("nvmlDeviceGetNvLinkState")) return;
+  std::vector<NvLinkLink> out;
+  for (unsigned link = 0; link < links && !ctx.lost(); ++link) out.push_back(ReadLink(ctx, link));
+  if (ctx.lost()) return;
+  ctx.reading().sample.nvlink = std::move(out);
+  ctx.reading().nvlink_read = true;
+}
+
+void ReadProcesses(ReadContext& ctx) {
+  auto processes = ctx.Try<std::vector<nvml::Process>>(
+      "nvmlDeviceGetComputeRunningProcesses", [&] { return ctx.device().ComputeProcesses(); });
+  if (!processes) return;
+  std::vector<ProcessInfo> out;
+  for (const nvml::Process& p : *processes) {
+    ProcessInfo info;
+    info.pid = p.pid;
+    info.used_memory_bytes = p.used_memory_bytes;
+    info.gpu_instance_id = p.gpu_instance_id;
+    info.compute_instance_id = p.compute_instance_id;
+    info.name = ctx.Try<std::string>("nvmlSystemGetProcessName",
+                                     [&] { return ctx.library().ProcessName(p.pid); })
+                    .value_or("");
+    out.push_back(std::move(info));
+  }
+  ctx.reading().sample.processes = std::move(out);
+  ctx.reading().processes_read = true;
+}
+
+}  // namespace gpuscope::collect
