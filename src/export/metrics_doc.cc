@@ -1,0 +1,138 @@
+#include "export/metrics_doc.h"
+
+#include "export/builtin_families.h"
+#include "gpuscope/catalog.h"
+
+namespace gpuscope::prom {
+namespace {
+
+constexpr std::string_view kNativeLabels = "gpu, uuid";
+
+std::string_view CategoryName(Category category) {
+  switch (category) {
+    case Category::kInventory:
+      return "inventory";
+    case Category::kWork:
+      return "work";
+    case Category::kMemory:
+      return "memory";
+    case Category::kEnergy:
+      return "energy";
+    case Category::kHealth:
+      return "health";
+    case Category::kInterconnect:
+      return "interconnect";
+  }
+  return "";
+}
+
+std::string_view TypeName(MetricType type) {
+  return type == MetricType::kCounter ? "counter" : "gauge";
+}
+
+// Table cells: pipes escaped, empty shown as a dash.
+std::string Cell(std::string_view text) {
+  if (text.empty()) return "-";
+  std::string out;
+  for (char c : text) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string Code(std::string_view text) {
+  return text.empty() ? "-" : "`" + std::string(text) + "`";
+}
+
+std::string SmiCell(const SmiName& smi) {
+  if (smi.name.empty()) return "-";
+  std::string cell = "`" + std::string(smi.name) + "`";
+  if (!smi.unit.empty()) cell += " (" + std::string(smi.unit) + ")";
+  return cell;
+}
+
+void AppendCatalogTable(std::string& out) {
+  out +=
+      "| native name | type | labels | dcgm-exporter name | nvidia-smi | category | help |\n"
+      "|---|---|---|---|---|---|---|\n";
+  for (const MetricDef& def : kCatalog) {
+    std::string labels = def.native.name.empty() ? "-" : std::string(kNativeLabels);
+    if (!def.native.labels.empty()) labels += ", `" + std::string(def.native.labels) + "`";
+    std::string dcgm = Code(def.dcgm.name);
+    if (!def.dcgm.name.empty()) dcgm += " (" + std::string(TypeName(def.dcgm.type)) + ")";
+    out += "| " + Code(def.native.name) + " | " +
+           (def.native.name.empty() ? "-" : std::string(TypeName(def.native.type))) + " | " +
+           labels + " | " + dcgm + " | " + SmiCell(def.smi) + " | " +
+           std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
+  }
+}
+
+void AppendBuiltins(std::string& out) {
+  out +=
+      "\n## Families derived from the snapshot\n\n"
+      "| native name | type | labels | help |\n"
+      "|---|---|---|---|\n";
+  auto row = [&out](const BuiltinFamily& f) {
+    std::string labels(kNativeLabels);
+    if (!f.labels.empty()) labels += ", " + std::string(f.labels);
+    out += "| " + Code(f.name) + " | " +
+           (f.type == FamilyType::kCounter ? "counter"
+            : f.type == FamilyType::kInfo  ? "info"
+                                           : "gauge") +
+           " | " + labels + " | " + Cell(f.help) + " |\n";
+  };
+  for (const BuiltinFamily* f : kLeadingBuiltins) row(*f);
+  for (const BuiltinFamily* f : kTrailingBuiltins) row(*f);
+}
+
+constexpr std::string_view kIntro = R"(# gpuscope metrics
+
+Generated from the metric catalog (`src/collect/catalog.cc`) by `gpuscope docs metrics`;
+do not edit by hand.
+
+`gpuscope serve` exports two sets of families (`--metrics dcgm|native|both`, default both):
+
+- **dcgm-exporter names** (`DCGM_FI_*`), in dcgm-exporter's units, for existing dashboards and
+  alerts. Which ones is decided by the counters file (`-f`, default: dcgm-exporter's
+  `default-counters.csv`), in file order, with the file's type and help. Labels, in this order:
+  `gpu`, `UUID`, `pci_bus_id`, `device` (`nvidia<minor>`), `modelName`, on MIG instances
+  `GPU_I_PROFILE` and `GPU_I_ID` (`gpu` and `UUID` are then the parent's), `Hostname` (removed with
+  `-n`; an option renames it `hostname`, as dcgm-exporter >= 4.8 names it), then the counters file's
+  `label` fields in file order (e.g. `DCGM_FI_DRIVER_VERSION`).
+- **native names** (`gpuscope_*`), in base units (seconds, bytes, watts, joules, hertz, ratios
+  0..1), counters ending in `_total`. Labels: `gpu` (NVML index), `uuid` (the MIG UUID on a MIG
+  instance), on MIG instances `gpu_instance`, `mig_profile` (and `compute_instance` when set),
+  then the row's fixed labels below. Identity (model, PCI bus id, driver, host) is in
+  `gpuscope_gpu_info`; join on `uuid`.
+
+A metric the GPU does not support has no series (never 0). A lost GPU keeps only
+`gpuscope_gpu_info`, `gpuscope_gpu_lost`, its last-sample time and XID counts; a stale one keeps
+its last values with `gpuscope_gpu_stale` 1. OpenMetrics (negotiated by `Accept`) declares a
+counter `x_total` as family `x`, and a dcgm counter (no `_total`) as `unknown`.
+
+## Counters file (`-f`)
+
+dcgm-exporter's format: `FIELD, type, help` per line, `#` comments, blank lines skipped, fields
+trimmed, exactly 3 fields, type `gauge`, `counter` or `label`. A name is served when it is a
+dcgm-exporter name in the table below; a `label` field when it is one of `DCGM_FI_DRIVER_VERSION`,
+`DCGM_FI_NVML_VERSION`, `DCGM_FI_DEV_BRAND`, `DCGM_FI_DEV_SERIAL`, `DCGM_FI_DEV_VBIOS_VERSION`,
+`DCGM_FI_DEV_NAME`, `DCGM_FI_DEV_UUID`, `DCGM_FI_DEV_PCI_BUSID`, `DCGM_FI_DEV_MINOR_NUMBER`;
+`DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` are rendered by the health module.
+Real DCGM fields that need DCGM itself (vGPU, inforom versions, per-link fields, ...) are skipped
+with a warning. Any other name is an error naming the file and line.
+
+## Catalog
+
+)";
+
+}  // namespace
+
+std::string RenderMetricsDoc() {
+  std::string out(kIntro);
+  AppendCatalogTable(out);
+  AppendBuiltins(out);
+  return out;
+}
+
+}  // namespace gpuscope::prom

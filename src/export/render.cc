@@ -1,0 +1,371 @@
+#include "export/render.h"
+
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+
+#include "export/render_internal.h"
+
+namespace gpuscope::prom {
+namespace {
+
+void AppendUnsigned(uint64_t value, std::string& out) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, end);
+}
+
+// name{prefix[,fixed]} value
+void AppendSeries(std::string& out, std::string_view name, std::string_view prefix,
+                  std::string_view fixed, double value, bool integer) {
+  out.append(name);
+  out.append(prefix);
+  if (!fixed.empty()) {
+    out.push_back(',');
+    out.append(fixed);
+  }
+  out.append("} ");
+  integer ? AppendInteger(value, &out) : AppendValue(value, &out);
+  out.push_back('\n');
+}
+
+FamilyType CatalogType(MetricType type) {
+  return type == MetricType::kCounter ? FamilyType::kCounter : FamilyType::kGauge;
+}
+
+std::vector<PlannedFamily> PlanDcgm(const CounterSet& counters) {
+  std::vector<PlannedFamily> families;
+  for (const CounterEntry& entry : counters.entries) {
+    if (entry.kind != CounterKind::kMetric) continue;
+    FamilyType type =
+        entry.type == CounterType::kCounter ? FamilyType::kCounter : FamilyType::kGauge;
+    PlannedFamily family = PlanFamily(entry.name, entry.help, type);
+    const DcgmName& dcgm = Def(entry.metric).dcgm;
+    family.rows.push_back({entry.metric, dcgm.scale, dcgm.integer, {}});
+    families.push_back(std::move(family));
+  }
+  return families;
+}
+
+// Adjacent catalog rows sharing a native name form one family.
+std::vector<PlannedFamily> PlanNative() {
+  std::vector<PlannedFamily> families;
+  for (const MetricDef& def : kCatalog) {
+    if (def.native.name.empty()) continue;
+    if (families.empty() || families.back().name != def.native.name) {
+      families.push_back(PlanFamily(def.native.name, def.help, CatalogType(def.native.type)));
+    }
+    families.back().rows.push_back({def.id, def.native.scale, false, def.native.labels});
+  }
+  return families;
+}
+
+PlannedFamily PlanBuiltin(const BuiltinFamily& builtin) {
+  return PlanFamily(builtin.name, builtin.help, builtin.type);
+}
+
+constexpr std::string_view kLinkErrorTypes[] = {"crc_data", "crc_flit", "recovery", "replay"};
+std::optional<uint64_t> LinkErrors(const NvLinkLink& link, std::size_t type) {
+  switch (type) {
+    case 0:
+      return link.crc_data;
+    case 1:
+      return link.crc_flit;
+    case 2:
+      return link.recovery;
+    default:
+      return link.replay;
+  }
+}
+
+}  // namespace
+
+std::optional<MetricSet> ParseMetricSet(std::string_view text) {
+  if (text == "both") return MetricSet::kBoth;
+  if (text == "dcgm") return MetricSet::kDcgm;
+  if (text == "native") return MetricSet::kNative;
+  return std::nullopt;
+}
+
+Renderer::Renderer(RenderOptions options)
+    : options_(std::move(options)),
+      plan_(std::make_unique<Plan>()),
+      cache_(std::make_unique<Cache>()) {
+  plan_->dcgm = PlanDcgm(options_.counters);
+  plan_->native = PlanNative();
+  for (const CounterEntry& entry : options_.counters.entries) {
+    if (entry.kind == CounterKind::kLabel) plan_->label_fields.push_back(&entry);
+  }
+  for (std::size_t i = 0; i < kLeadingBuiltins.size(); ++i) {
+    plan_->leading[i] = PlanBuiltin(*kLeadingBuiltins[i]);
+  }
+  for (std::size_t i = 0; i < kTrailingBuiltins.size(); ++i) {
+    plan_->trailing[i] = PlanBuiltin(*kTrailingBuiltins[i]);
+  }
+}
+
+Renderer::~Renderer() = default;
+
+std::shared_ptr<std::string> Renderer::Buffer(Format format) {
+  constexpr std::size_t kPoolSize = 3;
+  std::vector<std::shared_ptr<std::string>>& pool = pools_[static_cast<std::size_t>(format)];
+  for (std::shared_ptr<std::string>& body : pool) {
+    if (body.use_count() != 1) continue;
+    // Pairs with the release in the last reader's reference drop.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    body->clear();
+    return body;
+  }
+  auto body = std::make_shared<std::string>();
+  std::size_t last = last_size_[static_cast<std::size_t>(format)];
+  body->reserve(last + last / 4 + 4096);
+  if (pool.size() < kPoolSize) pool.push_back(body);
+  return body;
+}
+
+Bodies Renderer::Render(const Snapshot& snapshot, std::span<const Family> extra) {
+  std::shared_ptr<std::string> text = Buffer(Format::kText);
+  std::shared_ptr<std::string> om = Buffer(Format::kOpenMetrics);
+  Writer writer(text.get(), om.get());
+  RenderAll(snapshot, extra, writer);
+  om->append("# EOF\n");
+  last_size_[0] = text->size();
+  last_size_[1] = om->size();
+  return {std::move(text), std::move(om)};
+}
+
+std::shared_ptr<const std::string> Renderer::Render(const Snapshot& snapshot,
+                                                    std::span<const Family> extra, Format format) {
+  std::shared_ptr<std::string> body = Buffer(format);
+  Writer writer(format == Format::kText ? body.get() : nullptr,
+                format == Format::kOpenMetrics ? body.get() : nullptr);
+  RenderAll(snapshot, extra, writer);
+  if (format == Format::kOpenMetrics) body->append("# EOF\n");
+  last_size_[static_cast<std::size_t>(format)] = body->size();
+  return body;
+}
+
+void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer) {
+  if (!cache_->Matches(snapshot)) cache_->Rebuild(snapshot, options_, *plan_);
+  if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
+  if (options_.metrics != MetricSet::kDcgm) {
+    RenderState(snapshot, writer);
+    RenderNative(snapshot, writer);
+    RenderNvLink(snapshot, writer);
+    RenderXid(snapshot, writer);
+  }
+  for (const Family& family : extra) {
+    if (Wants(family.base)) RenderExtra(family, writer);
+  }
+}
+
+namespace {
+
+// Catalog families: per GPU in order, per row; lost GPUs have no series.
+void RenderRows(const PlannedFamily& family, const std::vector<std::string>& prefixes,
+                const std::vector<uint32_t>& order, const Snapshot& snapshot, std::string& out) {
+  for (uint32_t slot : order) {
+    if (slot >= snapshot.samples.size()) continue;
+    const GpuSample& sample = snapshot.samples[slot];
+    if (sample.state == GpuState::kLost) continue;
+    for (const PlannedFamily::Row& row : family.rows) {
+      if (!sample.Has(row.metric)) continue;
+      AppendSeries(out, family.name, prefixes[slot], row.fixed_labels,
+                   Convert(sample.Get(row.metric), row.scale), row.integer);
+    }
+  }
+}
+
+}  // namespace
+
+void Renderer::RenderDcgm(const Snapshot& snapshot, Writer& writer) {
+  for (const PlannedFamily& family : plan_->dcgm) {
+    writer.Begin(family);
+    RenderRows(family, cache_->dcgm, cache_->order, snapshot, writer.out());
+    writer.End();
+  }
+}
+
+void Renderer::RenderNative(const Snapshot& snapshot, Writer& writer) {
+  for (const PlannedFamily& family : plan_->native) {
+    writer.Begin(family);
+    RenderRows(family, cache_->native, cache_->order, snapshot, writer.out());
+    writer.End();
+  }
+}
+
+namespace {
+
+// One GPU's value in leading built-in family `f` (gpu_lost, gpu_stale,
+// last-sample time), or none.
+std::optional<double> StateValue(std::size_t f, const GpuSample& sample) {
+  switch (f) {
+    case 1:
+      return sample.state == GpuState::kLost ? 1 : 0;
+    case 2:
+      return sample.state == GpuState::kStale || sample.state == GpuState::kError ? 1 : 0;
+    default:
+      return sample.sampled_at > 0 ? std::optional<double>(sample.sampled_at) : std::nullopt;
+  }
+}
+
+}  // namespace
+
+void Renderer::RenderState(const Snapshot& snapshot, Writer& writer) {
+  const Cache& cache = *cache_;
+  writer.Begin(plan_->leading[0]);
+  for (uint32_t slot : cache.order) writer.out().append(cache.info[slot]);
+  writer.End();
+  for (std::size_t f = 1; f < plan_->leading.size(); ++f) {
+    const PlannedFamily& family = plan_->leading[f];
+    writer.Begin(family);
+    for (uint32_t slot : cache.order) {
+      if (slot >= snapshot.samples.size()) continue;
+      if (std::optional<double> value = StateValue(f, snapshot.samples[slot])) {
+        AppendSeries(writer.out(), family.name, cache.native[slot], {}, *value, false);
+      }
+    }
+    writer.End();
+  }
+}
+
+namespace {
+
+// The links of one GPU in link order (the sampler's order is not promised).
+const std::vector<uint32_t>& SortedLinks(const GpuSample& sample, std::vector<uint32_t>& links) {
+  links.resize(sample.nvlink.size());
+  for (std::size_t i = 0; i < links.size(); ++i) links[i] = static_cast<uint32_t>(i);
+  std::sort(links.begin(), links.end(), [&sample](uint32_t a, uint32_t b) {
+    return sample.nvlink[a].link < sample.nvlink[b].link;
+  });
+  return links;
+}
+
+// name{prefix,link="N"[,type="T"]} value
+void AppendLinkSeries(std::string& out, std::string_view name, std::string_view prefix,
+                      unsigned link, std::string_view type, uint64_t value) {
+  out.append(name);
+  out.append(prefix);
+  out.append(",link=\"");
+  AppendUnsigned(link, out);
+  if (!type.empty()) {
+    out.append("\",type=\"");
+    out.append(type);
+  }
+  out.append("\"} ");
+  AppendUnsigned(value, out);
+  out.push_back('\n');
+}
+
+}  // namespace
+
+void Renderer::RenderNvLink(const Snapshot& snapshot, Writer& writer) {
+  const PlannedFamily& active = plan_->trailing[0];
+  const PlannedFamily& errors = plan_->trailing[1];
+  for (const PlannedFamily* family : {&active, &errors}) {
+    writer.Begin(*family);
+    for (uint32_t slot : cache_->order) {
+      if (slot >= snapshot.samples.size()) continue;
+      const GpuSample& sample = snapshot.samples[slot];
+      if (sample.state == GpuState::kLost) continue;
+      for (uint32_t i : SortedLinks(sample, cache_->scratch)) {
+        const NvLinkLink& link = sample.nvlink[i];
+        if (family == &active) {
+          AppendLinkSeries(writer.out(), family->name, cache_->native[slot], link.link, {},
+                           link.active ? 1 : 0);
+          continue;
+        }
+        for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) {
+          std::optional<uint64_t> value = LinkErrors(link, t);
+          if (value) {
+            AppendLinkSeries(writer.out(), family->name, cache_->native[slot], link.link,
+                             kLinkErrorTypes[t], *value);
+          }
+        }
+      }
+    }
+    writer.End();
+  }
+}
+
+void Renderer::RenderXid(const Snapshot& snapshot, Writer& writer) {
+  const PlannedFamily& family = plan_->trailing[2];
+  writer.Begin(family);
+  std::string& out = writer.out();
+  for (uint32_t slot : cache_->order) {
+    if (slot >= snapshot.samples.size()) continue;
+    for (const auto& [code, count] : snapshot.samples[slot].xid_counts) {
+      out.append(family.name);
+      out.append(cache_->native[slot]);
+      out.append(",xid=\"");
+      AppendUnsigned(code, out);
+      out.append("\"} ");
+      AppendUnsigned(count, out);
+      out.push_back('\n');
+    }
+  }
+  writer.End();
+}
+
+bool Renderer::Wants(LabelBase base) const {
+  switch (base) {
+    case LabelBase::kNone:
+      return true;
+    case LabelBase::kNative:
+      return options_.metrics != MetricSet::kDcgm;
+    case LabelBase::kDcgm:
+      return options_.metrics != MetricSet::kNative;
+  }
+  return true;
+}
+
+void Renderer::SortExtra(const Family& family, std::vector<uint32_t>& order) const {
+  const Cache& cache = *cache_;
+  bool with_prefix = family.base != LabelBase::kNone;
+  auto rank = [&](const Sample& s) -> int64_t {
+    return with_prefix && s.gpu >= 0 ? int64_t{cache.rank[s.gpu]} : -1;
+  };
+  order.clear();
+  for (std::size_t i = 0; i < family.samples.size(); ++i) {
+    int gpu = family.samples[i].gpu;
+    // A sample naming a slot the snapshot lacks cannot get its labels: skip it.
+    if (with_prefix && gpu >= 0 && static_cast<std::size_t>(gpu) >= cache.order.size()) continue;
+    order.push_back(static_cast<uint32_t>(i));
+  }
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    const Sample& x = family.samples[a];
+    const Sample& y = family.samples[b];
+    int64_t rx = rank(x), ry = rank(y);
+    return rx != ry ? rx < ry : x.labels < y.labels;
+  });
+}
+
+void Renderer::RenderExtra(const Family& family, Writer& writer) {
+  const std::vector<std::string>& prefixes =
+      family.base == LabelBase::kDcgm ? cache_->dcgm : cache_->native;
+  bool with_prefix = family.base != LabelBase::kNone;
+  SortExtra(family, cache_->scratch);
+  writer.Begin(family.name, family.help, family.type);
+  std::string& out = writer.out();
+  for (uint32_t i : cache_->scratch) {
+    const Sample& sample = family.samples[i];
+    out.append(family.name);
+    bool first = true;
+    if (with_prefix && sample.gpu >= 0) {
+      out.append(prefixes[sample.gpu]);
+      first = false;
+    } else if (!sample.labels.empty()) {
+      out.push_back('{');
+    }
+    for (const auto& [name, value] : sample.labels) {
+      AppendLabel(name, value, first, &out);
+      first = false;
+    }
+    out.append(first ? " " : "} ");
+    AppendValue(sample.value, &out);
+    out.push_back('\n');
+  }
+  writer.End();
+}
+
+}  // namespace gpuscope::prom

@@ -1,0 +1,109 @@
+// Renders a Snapshot to the Prometheus text format 0.0.4 and to OpenMetrics
+// 1.0.0, once per sampler cycle; scrapes then serve the shared bodies as they
+// are (DESIGN principle 3).
+//
+// What is written, in this order:
+//   1. DCGM families (metrics set dcgm or both): one per counters-file entry of
+//      kind kMetric, in file order, with the file's name, type and help; values
+//      converted with the catalog's dcgm Scale, integer fields as integers.
+//      Labels: gpu, UUID, pci_bus_id, device (nvidia<minor>), modelName,
+//      [GPU_I_PROFILE, GPU_I_ID on MIG instances], Hostname (or the configured
+//      name; absent with no_hostname or an empty hostname), then the file's
+//      label fields in file order.
+//   2. Native families (metrics set native or both): gpuscope_gpu_info,
+//      gpuscope_gpu_lost, gpuscope_gpu_stale,
+//      gpuscope_gpu_last_sample_timestamp_seconds, then every catalog native
+//      family in catalog order, then gpuscope_nvlink_link_active,
+//      gpuscope_nvlink_link_errors_total and gpuscope_xid_errors_total.
+//      Labels: gpu, uuid (the MIG UUID on a MIG instance), [gpu_instance,
+//      mig_profile, compute_instance on MIG], then the row's fixed labels.
+//   3. The caller's extra Families, in the order given.
+// Series of a family are ordered by GPU (index, then MIG instance), then by
+// catalog row (fixed labels) or link/XID number; extra families' samples by
+// GPU, then labels. A metric whose present bit is clear has no series; a
+// family without series is omitted entirely. A lost GPU keeps only gpu_info,
+// gpu_lost, last-sample time and XID counts; a stale one keeps its last values.
+//
+// Thread safety: a Renderer is not thread-safe (the sampler thread owns it);
+// the bodies it returns are immutable and safe to share across threads. The
+// Renderer reuses a body's buffer only after every reader has released it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "export/counters.h"
+#include "export/family.h"
+#include "export/writer.h"
+#include "gpuscope/snapshot.h"
+
+namespace gpuscope::prom {
+
+inline constexpr std::string_view kTextContentType = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr std::string_view kOpenMetricsContentType =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+enum class MetricSet : uint8_t { kBoth, kDcgm, kNative };
+
+// "both", "dcgm" or "native".
+std::optional<MetricSet> ParseMetricSet(std::string_view text);
+
+struct RenderOptions {
+  MetricSet metrics = MetricSet::kBoth;       // default both
+  CounterSet counters = DefaultCounterSet();  // default: dcgm-exporter's default file
+  bool no_hostname = false;                   // -n: no hostname label on DCGM series
+  std::string hostname_label = "Hostname";    // "hostname" for dcgm-exporter >= 4.8 users
+};
+
+struct Bodies {
+  std::shared_ptr<const std::string> text;         // kTextContentType
+  std::shared_ptr<const std::string> openmetrics;  // kOpenMetricsContentType
+};
+
+class Renderer {
+ public:
+  explicit Renderer(RenderOptions options);
+  ~Renderer();
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
+
+  // Both formats in one pass (series lines are written once and copied).
+  Bodies Render(const Snapshot& snapshot, std::span<const Family> extra = {});
+  // One format only.
+  std::shared_ptr<const std::string> Render(const Snapshot& snapshot, std::span<const Family> extra,
+                                            Format format);
+
+  const RenderOptions& options() const { return options_; }
+
+ private:
+  struct Plan;
+  struct Cache;
+  class Writer;
+
+  void RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer);
+  void RenderDcgm(const Snapshot& snapshot, Writer& writer);
+  void RenderNative(const Snapshot& snapshot, Writer& writer);
+  void RenderState(const Snapshot& snapshot, Writer& writer);
+  void RenderNvLink(const Snapshot& snapshot, Writer& writer);
+  void RenderXid(const Snapshot& snapshot, Writer& writer);
+  void RenderExtra(const Family& family, Writer& writer);
+  void SortExtra(const Family& family, std::vector<uint32_t>& order) const;
+  bool Wants(LabelBase base) const;
+  std::shared_ptr<std::string> Buffer(Format format);
+
+  RenderOptions options_;
+  std::unique_ptr<Plan> plan_;    // families and headers, fixed per options
+  std::unique_ptr<Cache> cache_;  // per-GPU label prefixes, per inventory
+  // Bodies handed out earlier, reused once no reader holds them: a cycle then
+  // neither allocates nor faults in fresh pages.
+  std::array<std::vector<std::shared_ptr<std::string>>, 2> pools_;
+  std::array<std::size_t, 2> last_size_{};
+};
+
+}  // namespace gpuscope::prom

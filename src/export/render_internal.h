@@ -1,0 +1,99 @@
+// Internals of the Renderer shared by its .cc files: the family plan (fixed
+// per options), the per-inventory label cache and the two-format writer.
+// Not a public interface. Thread safety: as Renderer (single owner).
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "export/builtin_families.h"
+#include "export/render.h"
+
+namespace gpuscope::prom {
+
+// A family whose HELP/TYPE lines are rendered once, per format.
+struct PlannedFamily {
+  struct Row {
+    Metric metric{};
+    Scale scale = Scale::kIdentity;
+    bool integer = false;
+    std::string_view fixed_labels;  // already escaped: pipe="tensor"
+  };
+  std::string name;
+  FamilyType type = FamilyType::kGauge;
+  std::array<std::string, 2> header;  // indexed by Format
+  std::vector<Row> rows;
+};
+
+struct Renderer::Plan {
+  std::vector<PlannedFamily> dcgm;    // counters-file order
+  std::vector<PlannedFamily> native;  // catalog order
+  std::vector<const CounterEntry*> label_fields;
+  std::array<PlannedFamily, 4> leading;   // kLeadingBuiltins
+  std::array<PlannedFamily, 3> trailing;  // kTrailingBuiltins
+};
+
+// Label prefixes per slot of Snapshot::gpus, rebuilt when the inventory (or
+// the driver facts and hostname) change: `{gpu="0",UUID="...",...` without the
+// closing brace, so a series appends its own labels and "} value".
+struct Renderer::Cache {
+  bool valid = false;
+  SystemInfo system;
+  std::vector<GpuInfo> gpus;
+  std::vector<std::string> dcgm, native;
+  std::vector<std::string> info;  // whole gpuscope_gpu_info line per slot
+  std::vector<uint32_t> order;    // slots by GPU index, then MIG instance
+  std::vector<uint32_t> rank;     // slot -> position in order
+  std::vector<uint32_t> scratch;  // reused by sorts
+
+  bool Matches(const Snapshot& snapshot) const;
+  void Rebuild(const Snapshot& snapshot, const RenderOptions& options, const Plan& plan);
+};
+
+// Writes families to the text body, the OpenMetrics body or both. Series go
+// to one body and are copied to the other when the family ends, so each line
+// is formatted once.
+class Renderer::Writer {
+ public:
+  Writer(std::string* text, std::string* openmetrics)
+      : text_(text), om_(openmetrics), out_(text ? text : openmetrics) {}
+
+  void Begin(const PlannedFamily& family) {
+    Mark();
+    if (text_) text_->append(family.header[0]);
+    if (om_) om_->append(family.header[1]);
+    series_start_ = out_->size();
+  }
+  void Begin(std::string_view name, std::string_view help, FamilyType type) {
+    Mark();
+    if (text_) AppendHeader(name, help, type, Format::kText, text_);
+    if (om_) AppendHeader(name, help, type, Format::kOpenMetrics, om_);
+    series_start_ = out_->size();
+  }
+  std::string& out() { return *out_; }
+  // Drops the headers when no series was written.
+  void End() {
+    if (out_->size() == series_start_) {
+      if (text_) text_->resize(text_mark_);
+      if (om_) om_->resize(om_mark_);
+    } else if (text_ && om_) {
+      om_->append(*text_, series_start_, text_->size() - series_start_);
+    }
+  }
+
+ private:
+  void Mark() {
+    text_mark_ = text_ ? text_->size() : 0;
+    om_mark_ = om_ ? om_->size() : 0;
+  }
+  std::string* text_;
+  std::string* om_;
+  std::string* out_;
+  std::size_t text_mark_ = 0, om_mark_ = 0, series_start_ = 0;
+};
+
+// Builds a PlannedFamily's headers.
+PlannedFamily PlanFamily(std::string_view name, std::string_view help, FamilyType type);
+
+}  // namespace gpuscope::prom

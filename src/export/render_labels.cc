@@ -1,0 +1,130 @@
+// Per-GPU label prefixes of the Renderer, built once per inventory.
+#include <algorithm>
+#include <numeric>
+#include <tuple>
+
+#include "export/render_internal.h"
+
+namespace gpuscope::prom {
+namespace {
+
+bool SameIdentity(const GpuInfo& a, const GpuInfo& b) {
+  return a.index == b.index && a.minor_number == b.minor_number && a.uuid == b.uuid &&
+         a.name == b.name && a.pci_bus_id == b.pci_bus_id && a.serial == b.serial &&
+         a.vbios_version == b.vbios_version && a.brand == b.brand &&
+         a.architecture == b.architecture && a.compute_capability == b.compute_capability &&
+         a.gpu_instance_id == b.gpu_instance_id && a.compute_instance_id == b.compute_instance_id &&
+         a.mig_uuid == b.mig_uuid && a.mig_profile == b.mig_profile;
+}
+
+std::string Number(unsigned value) { return std::to_string(value); }
+
+std::string DcgmPrefix(const SystemInfo& system, const GpuInfo& gpu, const RenderOptions& options,
+                       const std::vector<const CounterEntry*>& label_fields) {
+  std::string s = "{";
+  AppendLabel("gpu", Number(gpu.index), true, &s);
+  AppendLabel("UUID", gpu.uuid, false, &s);
+  AppendLabel("pci_bus_id", gpu.pci_bus_id, false, &s);
+  AppendLabel("device", "nvidia" + Number(gpu.minor_number), false, &s);
+  AppendLabel("modelName", gpu.name, false, &s);
+  if (gpu.gpu_instance_id) {
+    AppendLabel("GPU_I_PROFILE", gpu.mig_profile, false, &s);
+    AppendLabel("GPU_I_ID", Number(*gpu.gpu_instance_id), false, &s);
+  }
+  if (!options.no_hostname && !system.hostname.empty()) {
+    AppendLabel(options.hostname_label, system.hostname, false, &s);
+  }
+  for (const CounterEntry* entry : label_fields) {
+    AppendLabel(entry->name, LabelFieldValue(entry->label_field, system, gpu), false, &s);
+  }
+  return s;
+}
+
+std::string NativePrefix(const GpuInfo& gpu) {
+  std::string s = "{";
+  AppendLabel("gpu", Number(gpu.index), true, &s);
+  AppendLabel("uuid", gpu.mig_uuid.empty() ? gpu.uuid : gpu.mig_uuid, false, &s);
+  if (gpu.gpu_instance_id) {
+    AppendLabel("gpu_instance", Number(*gpu.gpu_instance_id), false, &s);
+    AppendLabel("mig_profile", gpu.mig_profile, false, &s);
+  }
+  if (gpu.compute_instance_id) {
+    AppendLabel("compute_instance", Number(*gpu.compute_instance_id), false, &s);
+  }
+  return s;
+}
+
+std::string InfoLine(const SystemInfo& system, const GpuInfo& gpu, const std::string& prefix,
+                     const RenderOptions& options) {
+  std::string s(kGpuInfo.name);
+  s += prefix;
+  AppendLabel("name", gpu.name, false, &s);
+  AppendLabel("pci_bus_id", gpu.pci_bus_id, false, &s);
+  AppendLabel("minor_number", Number(gpu.minor_number), false, &s);
+  AppendLabel("brand", gpu.brand, false, &s);
+  AppendLabel("serial", gpu.serial, false, &s);
+  AppendLabel("vbios_version", gpu.vbios_version, false, &s);
+  AppendLabel("architecture", gpu.architecture, false, &s);
+  AppendLabel("compute_capability", gpu.compute_capability, false, &s);
+  AppendLabel("driver_version", system.driver_version, false, &s);
+  AppendLabel("cuda_version", system.cuda_version, false, &s);
+  if (!options.no_hostname && !system.hostname.empty()) {
+    AppendLabel("hostname", system.hostname, false, &s);
+  }
+  s += "} 1\n";
+  return s;
+}
+
+// Whole GPUs first, then their MIG instances by instance ids.
+auto SortKey(const GpuInfo& gpu) {
+  return std::make_tuple(gpu.index, gpu.gpu_instance_id ? int64_t{*gpu.gpu_instance_id} : -1,
+                         gpu.compute_instance_id ? int64_t{*gpu.compute_instance_id} : -1);
+}
+
+}  // namespace
+
+bool Renderer::Cache::Matches(const Snapshot& snapshot) const {
+  if (!valid || gpus.size() != snapshot.gpus.size()) return false;
+  const SystemInfo& s = snapshot.system;
+  if (s.driver_version != system.driver_version || s.nvml_version != system.nvml_version ||
+      s.cuda_version != system.cuda_version || s.hostname != system.hostname) {
+    return false;
+  }
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!SameIdentity(gpus[i], snapshot.gpus[i])) return false;
+  }
+  return true;
+}
+
+void Renderer::Cache::Rebuild(const Snapshot& snapshot, const RenderOptions& options,
+                              const Plan& plan) {
+  system = snapshot.system;
+  gpus = snapshot.gpus;
+  std::size_t n = gpus.size();
+  dcgm.resize(n);
+  native.resize(n);
+  info.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    dcgm[i] = DcgmPrefix(system, gpus[i], options, plan.label_fields);
+    native[i] = NativePrefix(gpus[i]);
+    info[i] = InfoLine(system, gpus[i], native[i], options);
+  }
+  order.resize(n);
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(),
+                   [this](uint32_t a, uint32_t b) { return SortKey(gpus[a]) < SortKey(gpus[b]); });
+  rank.resize(n);
+  for (std::size_t i = 0; i < n; ++i) rank[order[i]] = static_cast<uint32_t>(i);
+  valid = true;
+}
+
+PlannedFamily PlanFamily(std::string_view name, std::string_view help, FamilyType type) {
+  PlannedFamily family;
+  family.name = std::string(name);
+  family.type = type;
+  AppendHeader(name, help, type, Format::kText, &family.header[0]);
+  AppendHeader(name, help, type, Format::kOpenMetrics, &family.header[1]);
+  return family;
+}
+
+}  // namespace gpuscope::prom

@@ -1,0 +1,157 @@
+#include "export/writer.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+namespace gpuscope::prom {
+namespace {
+
+// Integers up to 2^53 are exact in a double; beyond, the double form is exact.
+constexpr double kExactIntegerLimit = 9007199254740992.0;
+
+bool AppendNonFinite(double value, std::string* out) {
+  if (std::isnan(value)) {
+    out->append("NaN");
+    return true;
+  }
+  if (std::isinf(value)) {
+    out->append(value > 0 ? "+Inf" : "-Inf");
+    return true;
+  }
+  return false;
+}
+
+void AppendInt64(int64_t value, std::string* out) {
+  char buffer[24];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out->append(buffer, end);
+}
+
+// A value with at most 4 decimals and 1e-3 <= |v| < 4.5e11, written from an
+// integer: several times faster than to_chars, and the same characters. In
+// that range one k-decimal candidate at most round-trips (k <= 4 and
+// |v| * 10^k < 2^52), so the smallest such k gives to_chars' shortest digits,
+// and the fixed form is never longer than the exponent form.
+bool AppendShortDecimal(double value, std::string* out) {
+  double magnitude = std::fabs(value);
+  if (!(magnitude >= 1e-3 && magnitude < 4.5e11)) return false;
+  constexpr double kPow10[] = {1, 10, 100, 1000, 10000};
+  for (int k = 1; k <= 4; ++k) {
+    double scaled = std::nearbyint(magnitude * kPow10[k]);
+    if (scaled / kPow10[k] != magnitude) continue;
+    char digits[24];
+    char* end = std::to_chars(digits, digits + sizeof(digits), static_cast<uint64_t>(scaled)).ptr;
+    std::size_t length = static_cast<std::size_t>(end - digits);
+    std::size_t decimals = static_cast<std::size_t>(k);
+    if (value < 0) out->push_back('-');
+    if (length <= decimals) {
+      out->append("0.");
+      out->append(decimals - length, '0');
+      out->append(digits, length);
+    } else {
+      out->append(digits, length - decimals);
+      out->push_back('.');
+      out->append(end - decimals, decimals);
+    }
+    return true;
+  }
+  return false;
+}
+
+void AppendHelpText(std::string_view help, Format format, std::string* out) {
+  for (char c : help) {
+    if (c == '\\') {
+      out->append("\\\\");
+    } else if (c == '\n') {
+      out->append("\\n");
+    } else if (c == '"' && format == Format::kOpenMetrics) {
+      out->append("\\\"");  // OpenMetrics escapes quotes in HELP; 0.0.4 must not
+    } else {
+      out->push_back(c);
+    }
+  }
+}
+
+std::string_view TypeWord(std::string_view name, FamilyType type, Format format) {
+  switch (type) {
+    case FamilyType::kGauge:
+      return "gauge";
+    case FamilyType::kCounter:
+      if (format == Format::kText) return "counter";
+      return name.ends_with("_total") ? "counter" : "unknown";
+    case FamilyType::kUnknown:
+      return format == Format::kText ? "untyped" : "unknown";
+    case FamilyType::kInfo:
+      if (format == Format::kText) return "gauge";
+      return name.ends_with("_info") ? "info" : "gauge";
+  }
+  return "unknown";
+}
+
+}  // namespace
+
+void AppendLabelValue(std::string_view value, std::string* out) {
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < value.size(); ++i) {
+    char c = value[i];
+    if (c != '\\' && c != '"' && c != '\n') continue;
+    out->append(value.data() + start, i - start);
+    out->append(c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
+    start = i + 1;
+  }
+  out->append(value.data() + start, value.size() - start);
+}
+
+void AppendLabel(std::string_view name, std::string_view value, bool first, std::string* out) {
+  if (!first) out->push_back(',');
+  out->append(name);
+  out->append("=\"");
+  AppendLabelValue(value, out);
+  out->push_back('"');
+}
+
+void AppendValue(double value, std::string* out) {
+  if (AppendNonFinite(value, out)) return;
+  if (std::fabs(value) <= kExactIntegerLimit && value == std::trunc(value)) {
+    AppendInt64(static_cast<int64_t>(value), out);
+    return;
+  }
+  if (AppendShortDecimal(value, out)) return;
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out->append(buffer, end);
+}
+
+void AppendInteger(double value, std::string* out) {
+  if (AppendNonFinite(value, out)) return;
+  double whole = std::trunc(value);
+  if (std::fabs(whole) < 9.2e18) {
+    AppendInt64(static_cast<int64_t>(whole), out);
+  } else {
+    AppendValue(whole, out);
+  }
+}
+
+std::string_view HeaderName(std::string_view name, FamilyType type, Format format) {
+  if (format != Format::kOpenMetrics) return name;
+  if (type == FamilyType::kCounter && name.ends_with("_total")) name.remove_suffix(6);
+  if (type == FamilyType::kInfo && name.ends_with("_info")) name.remove_suffix(5);
+  return name;
+}
+
+void AppendHeader(std::string_view name, std::string_view help, FamilyType type, Format format,
+                  std::string* out) {
+  std::string_view declared = HeaderName(name, type, format);
+  out->append("# HELP ");
+  out->append(declared);
+  out->push_back(' ');
+  AppendHelpText(help, format, out);
+  out->append("\n# TYPE ");
+  out->append(declared);
+  out->push_back(' ');
+  out->append(TypeWord(name, type, format));
+  out->push_back('\n');
+}
+
+}  // namespace gpuscope::prom

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A real Prometheus parses the exporter's bodies in both formats.
+
+The golden bodies tests/golden/export_full_gpu.{prom,om} (one GPU, every
+catalog family in both name sets, written and kept current by the export unit
+tests) are served by a tiny HTTP server: the text body as
+`text/plain; version=0.0.4`, the OpenMetrics body as
+`application/openmetrics-text; version=1.0.0`, so Prometheus uses its text
+parser for one job and its OpenMetrics parser for the other. Both targets must
+be up with no scrape error, and both must yield exactly the series the bodies
+hold, under the same names.
+"""
+import http.server
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.parse
+import urllib.request
+
+SOURCE = os.environ.get("GPUSCOPE_SOURCE_DIR",
+                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+GOLDEN = os.path.join(SOURCE, "tests", "golden")
+BODIES = {
+    "/text": ("export_full_gpu.prom", "text/plain; version=0.0.4; charset=utf-8"),
+    "/om": ("export_full_gpu.om", "application/openmetrics-text; version=1.0.0; charset=utf-8"),
+}
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path not in BODIES:
+            self.send_error(404)
+            return
+        name, content_type = BODIES[self.path]
+        with open(os.path.join(GOLDEN, name), "rb") as f:
+            body = f.read()
+        self.send_response(200)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def sample_names(path):
+    """Series in a body: (name, sorted labels text) per sample line."""
+    names = {}
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#") or not line.strip():
+                continue
+            name = line.split("{", 1)[0].split(" ", 1)[0]
+            names[name] = names.get(name, 0) + 1
+    return names
+
+
+def api(port, path, params):
+    url = "http://127.0.0.1:%d%s?%s" % (port, path, urllib.parse.urlencode(params))
+    with urllib.request.urlopen(url, timeout=5) as response:
+        return json.loads(response.read())["data"]
+
+
+def wait_targets(port, deadline):
+    while time.time() < deadline:
+        try:
+            targets = api(port, "/api/v1/targets", {})["activeTargets"]
+        except OSError:
+            time.sleep(0.5)
+            continue
+        if len(targets) == 2 and all(t["lastScrape"] != "0001-01-01T00:00:00Z" for t in targets):
+            return targets
+        time.sleep(0.5)
+    fail("Prometheus did not scrape both targets in time")
+
+
+def check_job(port, job, expected):
+    result = api(port, "/api/v1/query",
+                 {"query": 'count by (__name__) ({job="%s",__name__!~"up|scrape_.*"})' % job})["result"]
+    got = {r["metric"]["__name__"]: int(r["value"][1]) for r in result}
+    if got != expected:
+        missing = {k: v for k, v in expected.items() if got.get(k) != v}
+        extra = {k: v for k, v in got.items() if expected.get(k) != v}
+        fail("job %s: series differ; expected %s, got %s" % (job, missing, extra))
+
+
+def main():
+    if not shutil.which("prometheus"):
+        print("SKIP: prometheus not installed")
+        return
+    for name, _ in BODIES.values():
+        if not os.path.exists(os.path.join(GOLDEN, name)):
+            fail("missing golden body " + name)
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    target = "127.0.0.1:%d" % server.server_address[1]
+    work = tempfile.mkdtemp(prefix="gpuscope-export-om-")
+    port = free_port()
+    config = os.path.join(work, "prometheus.yml")
+    with open(config, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n")
+        for job, path in (("text", "/text"), ("om", "/om")):
+            f.write("  - job_name: %s\n    metrics_path: %s\n"
+                    "    static_configs:\n      - targets: ['%s']\n" % (job, path, target))
+    log = open(os.path.join(work, "prometheus.log"), "w")
+    proc = subprocess.Popen(
+        ["prometheus", "--config.file=" + config,
+         "--storage.tsdb.path=" + os.path.join(work, "data"),
+         "--web.listen-address=127.0.0.1:%d" % port],
+        stdout=log, stderr=subprocess.STDOUT)
+    try:
+        for t in wait_targets(port, time.time() + 60):
+            if t["health"] != "up" or t["lastError"]:
+                fail("target %s: health %s, error %r" % (
+                    t["scrapeUrl"], t["health"], t["lastError"]))
+        text = sample_names(os.path.join(GOLDEN, "export_full_gpu.prom"))
+        if text != sample_names(os.path.join(GOLDEN, "export_full_gpu.om")):
+            fail("text and OpenMetrics bodies hold different series")
+        # Samples are ingested a moment after the scrape is recorded.
+        time.sleep(2)
+        check_job(port, "text", text)
+        check_job(port, "om", text)
+        print("OK: Prometheus parsed %d series in both formats" % sum(text.values()))
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        server.shutdown()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,175 @@
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "export/counters.h"
+
+namespace gpuscope::prom {
+namespace {
+
+std::string ReadReference(const std::string& name) {
+  std::ifstream in(std::string(GPUSCOPE_SOURCE_DIR) + "/../shared/reference/data/" + name,
+                   std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string ErrorOf(std::string_view text) {
+  Result<CounterSet> set = ParseCounters(text, "c.csv");
+  EXPECT_FALSE(set.ok()) << text;
+  return set.ok() ? "" : set.status().message();
+}
+
+TEST(Counters, DefaultFileParsesUnchanged) {
+  std::string text = ReadReference("default-counters.csv");
+  ASSERT_FALSE(text.empty()) << "reference data missing";
+  Result<CounterSet> set = ParseCounters(text, "default-counters.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  // 26 active records: 24 served metrics, 1 label, VGPU_LICENSE_STATUS skipped.
+  EXPECT_EQ(set->entries.size(), 25u);
+  ASSERT_EQ(set->warnings.size(), 1u);
+  EXPECT_NE(set->warnings[0].find("DCGM_FI_DEV_VGPU_LICENSE_STATUS"), std::string::npos);
+  EXPECT_NE(set->warnings[0].find("default-counters.csv:69:"), std::string::npos);
+
+  const CounterEntry& first = set->entries.front();
+  EXPECT_EQ(first.name, "DCGM_FI_DEV_SM_CLOCK");
+  EXPECT_EQ(first.type, CounterType::kGauge);
+  EXPECT_EQ(first.help, "SM clock frequency (in MHz).");
+  EXPECT_EQ(first.metric, Metric::kSmClock);
+  EXPECT_EQ(first.line, 6);
+
+  const CounterEntry* dec = set->Find("DCGM_FI_DEV_DEC_UTIL");  // "DEC_UTIL ," in the file
+  ASSERT_NE(dec, nullptr);
+  EXPECT_EQ(dec->metric, Metric::kDecoderUtil);
+
+  const CounterEntry* energy = set->Find("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION");
+  ASSERT_NE(energy, nullptr);
+  EXPECT_EQ(energy->type, CounterType::kCounter);
+
+  const CounterEntry* driver = set->Find("DCGM_FI_DRIVER_VERSION");
+  ASSERT_NE(driver, nullptr);
+  EXPECT_EQ(driver->kind, CounterKind::kLabel);
+  EXPECT_EQ(driver->label_field, LabelField::kDriverVersion);
+  EXPECT_EQ(set->Find("DCGM_FI_DEV_VGPU_LICENSE_STATUS"), nullptr);
+  EXPECT_EQ(set->Find("DCGM_FI_DEV_POWER_VIOLATION"), nullptr);  // commented out
+
+  std::bitset<kMetricCount> metrics = set->Metrics();
+  EXPECT_EQ(metrics.count(), 24u);
+  EXPECT_TRUE(metrics.test(Index(Metric::kPcieTxBytesRate)));
+  EXPECT_FALSE(metrics.test(Index(Metric::kPowerViolation)));
+}
+
+TEST(Counters, DcpFileParsesUnchanged) {
+  std::string text = ReadReference("dcp-metrics-included.csv");
+  ASSERT_FALSE(text.empty());
+  Result<CounterSet> set = ParseCounters(text, "dcp-metrics-included.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->entries.size(), 25u);
+  EXPECT_NE(set->Find("DCGM_FI_PROF_DRAM_ACTIVE"), nullptr);
+}
+
+TEST(Counters, EmbeddedDefaultIsTheReferenceFile) {
+  EXPECT_EQ(kDefaultCountersCsv, ReadReference("default-counters.csv"));
+  CounterSet set = DefaultCounterSet();
+  EXPECT_EQ(set.entries.size(), 25u);
+  EXPECT_EQ(set.source, "default-counters.csv");
+}
+
+TEST(Counters, TrimsCommentsBlankLinesAndCrlf) {
+  Result<CounterSet> set = ParseCounters(
+      "# comment\n\n   \n  # indented comment\r\n"
+      "  DCGM_FI_DEV_GPU_UTIL ,\tgauge ,  GPU utilization (in %).  \r\n"
+      "DCGM_FI_DEV_FB_USED,GAUGE,\"Used, in MiB \"\"fb\"\"\"\n"
+      "DCGM_FI_DEV_GPU_TEMP, gauge,\n",
+      "c.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->entries.size(), 3u);
+  EXPECT_EQ(set->entries[0].name, "DCGM_FI_DEV_GPU_UTIL");
+  EXPECT_EQ(set->entries[0].help, "GPU utilization (in %).");
+  EXPECT_EQ(set->entries[0].line, 5);
+  EXPECT_EQ(set->entries[1].help, "Used, in MiB \"fb\"");
+  EXPECT_EQ(set->entries[2].help, "GPU die temperature.");  // empty help: the catalog's
+  EXPECT_TRUE(set->warnings.empty());
+}
+
+TEST(Counters, LabelFieldsInFileOrder) {
+  Result<CounterSet> set = ParseCounters(
+      "DCGM_FI_DEV_SERIAL, label, Serial\n"
+      "DCGM_FI_DRIVER_VERSION, label, Driver\n"
+      "DCGM_FI_DEV_OEM_INFOROM_VER, label, OEM inforom version\n",
+      "c.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->entries.size(), 2u);
+  EXPECT_EQ(set->entries[0].label_field, LabelField::kSerial);
+  EXPECT_EQ(set->entries[1].label_field, LabelField::kDriverVersion);
+  EXPECT_EQ(set->warnings.size(), 1u);
+}
+
+TEST(Counters, ExporterFieldsKeptForTheirModules) {
+  Result<CounterSet> set = ParseCounters(
+      "DCGM_EXP_XID_ERRORS_COUNT, counter, XIDs\nDCGM_EXP_P2P_STATUS, counter, P2P\n", "c.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  ASSERT_EQ(set->entries.size(), 1u);
+  EXPECT_EQ(set->entries[0].kind, CounterKind::kExporter);
+  EXPECT_EQ(set->warnings.size(), 1u);
+  EXPECT_TRUE(set->Metrics().none());
+}
+
+TEST(Counters, KnownUnsupportedNamesWarnOnce) {
+  Result<CounterSet> set = ParseCounters(
+      "DCGM_FI_DEV_NVLINK_BANDWIDTH_L0, counter, x\n"
+      "DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_L17, counter, x\n"
+      "DCGM_FI_PROF_NVLINK_L3_TX_BYTES, counter, x\n"
+      "DCGM_FI_DEV_ECC_SBE_VOL_L1, counter, x\n",
+      "c.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_TRUE(set->entries.empty());
+  EXPECT_EQ(set->warnings.size(), 4u);
+  EXPECT_EQ(set->warnings[2],
+            "c.csv:3: DCGM_FI_PROF_NVLINK_L3_TX_BYTES is not available without "
+            "DCGM; skipped");
+}
+
+TEST(Counters, ErrorsNameFileAndLine) {
+  EXPECT_EQ(ErrorOf("# x\nDCGM_FI_DEV_GPU_UTIL, gauge\n"),
+            "c.csv:2: expected 3 fields (FIELD, type, help), got 2");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, gauge, a, b\n"),
+            "c.csv:1: expected 3 fields (FIELD, type, help), got 4");
+  EXPECT_EQ(ErrorOf("\nDCGM_FI_DEV_GPU_UTIL, gauges, x\n"),
+            "c.csv:2: unknown type \"gauges\" for DCGM_FI_DEV_GPU_UTIL (want gauge, counter or "
+            "label)");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTILL, gauge, x\n"),
+            "c.csv:1: DCGM_FI_DEV_GPU_UTILL is not a DCGM field (did you mean "
+            "DCGM_FI_DEV_GPU_UTIL?)");
+  EXPECT_EQ(ErrorOf("node_load1, gauge, x\n"), "c.csv:1: node_load1 is not a DCGM field");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_NVLINK_BANDWIDTH_L18, counter, x\n"),
+            "c.csv:1: DCGM_FI_DEV_NVLINK_BANDWIDTH_L18 is not a DCGM field");
+  EXPECT_EQ(ErrorOf(", gauge, x\n"), "c.csv:1: empty field name");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, gauge, x\nDCGM_FI_DEV_GPU_UTIL, gauge, y\n"),
+            "c.csv:2: DCGM_FI_DEV_GPU_UTIL is listed twice (first on line 1)");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DRIVER_VERSION, gauge, x\n"),
+            "c.csv:1: DCGM_FI_DRIVER_VERSION is a string field; its type must be label");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, label, x\n"),
+            "c.csv:1: DCGM_FI_DEV_GPU_UTIL is a numeric field; use gauge or counter");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, gauge, \"x\n"), "c.csv:1: unterminated quoted field");
+}
+
+TEST(Counters, LoadFileReportsMissingFile) {
+  Result<CounterSet> set = LoadCountersFile("/nonexistent/counters.csv");
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().code(), Status::Code::kNotFound);
+  EXPECT_NE(set.status().message().find("/nonexistent/counters.csv"), std::string::npos);
+}
+
+TEST(Counters, LoadFileReadsTheReferenceFile) {
+  Result<CounterSet> set = LoadCountersFile(std::string(GPUSCOPE_SOURCE_DIR) +
+                                            "/../shared/reference/data/default-counters.csv");
+  ASSERT_TRUE(set.ok()) << set.status().message();
+  EXPECT_EQ(set->entries.size(), 25u);
+}
+
+}  // namespace
+}  // namespace gpuscope::prom

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+
+#include "export/writer.h"
+
+namespace gpuscope::prom {
+namespace {
+
+std::string Value(double v) {
+  std::string out;
+  AppendValue(v, &out);
+  return out;
+}
+
+std::string Integer(double v) {
+  std::string out;
+  AppendInteger(v, &out);
+  return out;
+}
+
+TEST(Writer, ShortestExactDoubles) {
+  EXPECT_EQ(Value(0.1), "0.1");
+  EXPECT_EQ(Value(1e-05), "1e-05");
+  EXPECT_EQ(Value(123456789), "123456789");
+  EXPECT_EQ(Value(69.85), "69.85");
+  EXPECT_EQ(Value(0), "0");
+  EXPECT_EQ(Value(-0.0), "0");
+  EXPECT_EQ(Value(-3), "-3");
+  EXPECT_EQ(Value(1700000000.25), "1700000000.25");
+  EXPECT_EQ(Value(9007199254740992.0), "9007199254740992");
+  EXPECT_EQ(Value(1e20), "1e+20");
+  EXPECT_EQ(Value(0.45), "0.45");
+  EXPECT_EQ(Value(-0.0005), "-5e-04");
+  EXPECT_EQ(Value(0.001), "0.001");
+  EXPECT_EQ(Value(0.0015), "0.0015");
+  EXPECT_EQ(Value(123456.789), "123456.789");
+  EXPECT_EQ(Value(-42.5), "-42.5");
+  EXPECT_EQ(Value(0.1 + 0.2), "0.30000000000000004");
+  EXPECT_EQ(Value(std::numeric_limits<double>::quiet_NaN()), "NaN");
+  EXPECT_EQ(Value(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(Value(-std::numeric_limits<double>::infinity()), "-Inf");
+}
+
+// Non-integers are written exactly as std::to_chars' shortest form.
+TEST(Writer, NonIntegersMatchToChars) {
+  std::mt19937_64 random(42);
+  std::uniform_int_distribution<int64_t> mantissa(-2000000000000000, 2000000000000000);
+  std::uniform_int_distribution<int> decimals(1, 9);
+  std::uniform_real_distribution<double> any(-1e6, 1e6);
+  const double kPow10[] = {1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9};
+  for (int i = 0; i < 200000; ++i) {
+    double v = i % 3 == 0
+                   ? any(random)
+                   : static_cast<double>(mantissa(random) >> (i % 40)) / kPow10[decimals(random)];
+    if (i % 7 == 0) v = static_cast<double>(i % 100000) / 1e4;  // ratios, watts
+    if (v == std::trunc(v)) continue;
+    char buffer[32];
+    char* end = std::to_chars(buffer, buffer + sizeof(buffer), v).ptr;
+    ASSERT_EQ(Value(v), std::string(buffer, end)) << i;
+  }
+}
+
+TEST(Writer, IntegersTruncate) {
+  EXPECT_EQ(Integer(1536.9), "1536");
+  EXPECT_EQ(Integer(-2.5), "-2");
+  EXPECT_EQ(Integer(69.85), "69");
+  EXPECT_EQ(Integer(18446744073709551616.0), "18446744073709551616");
+  EXPECT_EQ(Integer(std::numeric_limits<double>::quiet_NaN()), "NaN");
+}
+
+TEST(Writer, EscapesLabelValues) {
+  std::string out;
+  AppendLabelValue("a\\b\"c\nd", &out);
+  EXPECT_EQ(out, "a\\\\b\\\"c\\nd");
+  out.clear();
+  AppendLabel("x", "plain", true, &out);
+  AppendLabel("y", "", false, &out);
+  EXPECT_EQ(out, "x=\"plain\",y=\"\"");
+}
+
+TEST(Writer, HeadersPerFormat) {
+  std::string out;
+  AppendHeader("a_total", "Help \\ \"q\"\nnext", FamilyType::kCounter, Format::kText, &out);
+  EXPECT_EQ(out, "# HELP a_total Help \\\\ \"q\"\\nnext\n# TYPE a_total counter\n");
+  out.clear();
+  AppendHeader("a_total", "Help \\ \"q\"", FamilyType::kCounter, Format::kOpenMetrics, &out);
+  EXPECT_EQ(out, "# HELP a Help \\\\ \\\"q\\\"\n# TYPE a counter\n");
+  out.clear();
+  AppendHeader("DCGM_X", "h", FamilyType::kCounter, Format::kOpenMetrics, &out);
+  EXPECT_EQ(out, "# HELP DCGM_X h\n# TYPE DCGM_X unknown\n");
+  out.clear();
+  AppendHeader("u", "h", FamilyType::kUnknown, Format::kText, &out);
+  EXPECT_EQ(out, "# HELP u h\n# TYPE u untyped\n");
+  out.clear();
+  AppendHeader("g_total", "h", FamilyType::kGauge, Format::kOpenMetrics, &out);
+  EXPECT_EQ(out, "# HELP g_total h\n# TYPE g_total gauge\n");
+  out.clear();
+  AppendHeader("x_info", "h", FamilyType::kInfo, Format::kOpenMetrics, &out);
+  EXPECT_EQ(out, "# HELP x h\n# TYPE x info\n");
+  out.clear();
+  AppendHeader("x_info", "h", FamilyType::kInfo, Format::kText, &out);
+  EXPECT_EQ(out, "# HELP x_info h\n# TYPE x_info gauge\n");
+}
+
+}  // namespace
+}  // namespace gpuscope::prom
