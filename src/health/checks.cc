@@ -1,0 +1,230 @@
+#include "health/checks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "health/checks_internal.h"
+#include "health/xid_catalog.h"
+
+namespace gpuscope::health {
+
+using internal::GpuInput;
+using internal::Num;
+
+std::string_view CheckName(Check c) {
+  switch (c) {
+    case Check::kMemory:
+      return "memory";
+    case Check::kPcie:
+      return "pcie";
+    case Check::kNvlink:
+      return "nvlink";
+    case Check::kThermal:
+      return "thermal";
+    case Check::kPower:
+      return "power";
+    case Check::kXid:
+      return "xid";
+    case Check::kDriver:
+      return "driver";
+  }
+  return "unknown";
+}
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kOk:
+      return "ok";
+    case Verdict::kWarn:
+      return "warn";
+    case Verdict::kFail:
+      return "fail";
+  }
+  return "unknown";
+}
+
+void CheckResult::Raise(Verdict v, std::string line, std::string_view what_to_do) {
+  evidence.push_back(std::move(line));
+  if (v > verdict || (v == verdict && action.empty())) {
+    verdict = v;
+    if (v != Verdict::kOk) action = std::string(what_to_do);
+  }
+}
+
+namespace internal {
+
+std::string Num(double v) { return fmt::format("{}", v); }
+
+uint64_t ClockReasons(const GpuSample& s) {
+  const std::optional<double> bits = s.Find(Metric::kClockReasons);
+  return bits && *bits >= 0 ? static_cast<uint64_t>(*bits) : 0;
+}
+
+void CheckXid(const GpuInput& in, CheckResult& r) {
+  const GpuEvents* ev = in.events;
+  if (!ev) return;
+  r.evaluated = true;
+  const std::map<unsigned, uint64_t> window =
+      ev->WindowCounts(in.now - in.options.xid_window_seconds);
+  const std::string span = Num(in.options.xid_window_seconds);
+  for (const auto& [code, count] : window) {
+    const XidInfo info = LookupXid(code);
+    const Severity sev = XidSeverity(code, count);
+    std::string line = fmt::format("XID {} ({}) x{} in the last {} s: {}", code, info.name, count,
+                                   span, SeverityName(sev));
+    if (info.application) line += " (usually the application; the GPU stays usable)";
+    const Verdict v = sev == Severity::kCritical ? Verdict::kFail
+                      : sev == Severity::kWarn   ? Verdict::kWarn
+                                                 : Verdict::kOk;
+    r.Raise(v, std::move(line), fmt::format("XID {}: {}", code, info.action));
+  }
+  if (window.empty()) r.Note(fmt::format("no XID in the last {} s", span));
+  if (!ev->xid_counts.empty()) {
+    std::string totals = "XIDs since start:";
+    for (const auto& [code, count] : ev->xid_counts) totals += fmt::format(" {} x{}", code, count);
+    r.Note(std::move(totals));
+  }
+}
+
+void CheckRecoveryAction(const GpuInput& in, CheckResult& r) {
+  std::optional<double> action = in.sample.Find(Metric::kRecoveryAction);
+  if (!action && in.events && in.events->last_recovery_action) {
+    action = static_cast<double>(*in.events->last_recovery_action);
+  }
+  if (!action) return;
+  const auto code = static_cast<int>(*action);
+  switch (code) {
+    case 0:
+      r.Note("GPU recovery action: none");
+      return;
+    case 1:
+      r.Raise(Verdict::kFail, "GPU recovery action 1: GPU reset required",
+              "Stop the GPU's processes and reset it (nvidia-smi -r).");
+      return;
+    case 2:
+      r.Raise(Verdict::kFail, "GPU recovery action 2: node reboot required",
+              "Drain the node and reboot it.");
+      return;
+    case 3:
+      r.Raise(Verdict::kWarn, "GPU recovery action 3: drain peer-to-peer",
+              "Stop the processes using peer-to-peer (NVLink/P2P), then re-check.");
+      return;
+    case 4:
+      r.Raise(Verdict::kFail, "GPU recovery action 4: drain and reset (reduced capacity)",
+              "Schedule nothing new on the GPU; reset it once drained.");
+      return;
+    default:
+      r.Raise(Verdict::kWarn, fmt::format("GPU recovery action {} (unknown value)", code),
+              "Check nvidia-smi -q for the recovery action the driver asks for.");
+  }
+}
+
+void CheckDriver(const GpuInput& in, CheckResult& r, GpuHealth* out) {
+  r.evaluated = true;
+  const GpuSample& s = in.sample;
+  const GpuEvents* ev = in.events;
+  const bool unavailable_event =
+      ev && ev->unavailable_events > 0 && ev->last_unavailable_time > s.sampled_at;
+  if (s.state == GpuState::kLost || unavailable_event) {
+    out->lost = true;
+    const std::string why = s.state == GpuState::kLost
+                                ? (s.state_reason.empty() ? "GPU is lost" : s.state_reason)
+                                : "NVML reported the GPU unavailable (GpuUnavailableError event)";
+    r.Raise(Verdict::kFail, "GPU lost: " + why,
+            "Drain the node and reboot it (XID 79: fallen off the bus); RMA if it recurs.");
+  }
+  const double age = s.sampled_at > 0 ? in.now - s.sampled_at : 0;
+  if (s.state == GpuState::kStale ||
+      (s.state == GpuState::kOk && s.sampled_at > 0 && age > in.options.stale_after_seconds)) {
+    out->stale = true;
+    r.Raise(Verdict::kWarn,
+            fmt::format("collector stale: last good read {} s ago (stale after {} s){}",
+                        Num(std::round(age)), Num(in.options.stale_after_seconds),
+                        s.state_reason.empty() ? "" : ": " + s.state_reason),
+            "An NVML call hangs or fails: check nvidia-smi, the driver and the kernel log; "
+            "restart gpuscope if it persists.");
+  }
+  if (s.state == GpuState::kError) {
+    r.Raise(Verdict::kWarn, "last read failed: " + s.state_reason,
+            "Check the driver (nvidia-smi) and the kernel log (dmesg).");
+  }
+  if (!out->lost) CheckRecoveryAction(in, r);
+  if (r.evidence.empty()) r.Note("GPU answers NVML");
+}
+
+}  // namespace internal
+
+std::map<unsigned, std::size_t> WholeGpuSlots(const Snapshot& snapshot) {
+  std::map<unsigned, std::size_t> chosen;
+  const std::size_t n = std::min(snapshot.gpus.size(), snapshot.samples.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const bool mig = snapshot.gpus[i].gpu_instance_id.has_value();
+    auto it = chosen.find(snapshot.gpus[i].index);
+    if (it == chosen.end()) {
+      chosen[snapshot.gpus[i].index] = i;
+    } else if (snapshot.gpus[it->second].gpu_instance_id.has_value() && !mig) {
+      it->second = i;
+    }
+  }
+  return chosen;
+}
+
+namespace {
+
+GpuHealth EvaluateGpu(std::size_t slot, const GpuInfo& info, const GpuSample& sample,
+                      const EventState& events, HealthState& state, double now,
+                      const HealthOptions& options) {
+  GpuHealth h;
+  h.slot = slot;
+  h.gpu = info.index;
+  h.uuid = info.uuid;
+  h.pci_bus_id = info.pci_bus_id;
+  h.model = info.name;
+  h.device = "nvidia" + std::to_string(info.minor_number);
+  for (std::size_t i = 0; i < kAllChecks.size(); ++i) h.checks[i].check = kAllChecks[i];
+  const GpuEvents* ev = events.Find(info.index);
+  const GpuInput in{info, sample, ev, state.For(info.index), now, options};
+  internal::CheckDriver(in, h.Get(Check::kDriver), &h);
+  internal::CheckXid(in, h.Get(Check::kXid));
+  if (!h.lost) {  // values of a lost GPU are gone or old
+    internal::CheckMemory(in, h.Get(Check::kMemory));
+    internal::CheckPcie(in, h.Get(Check::kPcie));
+    internal::CheckNvlink(in, h.Get(Check::kNvlink));
+    internal::CheckThermal(in, h.Get(Check::kThermal));
+    internal::CheckPower(in, h.Get(Check::kPower));
+  }
+  for (const CheckResult& c : h.checks) {
+    if (c.evaluated) h.verdict = std::max(h.verdict, c.verdict);
+  }
+  if (ev) {
+    h.xid_totals = ev->xid_counts;
+    h.xid_window = ev->WindowCounts(now - options.xid_window_seconds);
+    h.last_xid = ev->last_xid;
+  }
+  return h;
+}
+
+}  // namespace
+
+HealthReport Evaluate(const Snapshot& snapshot, const EventState& events, HealthState& state,
+                      double now, const HealthOptions& options) {
+  HealthReport report;
+  report.timestamp = now;
+  report.hostname = snapshot.system.hostname;
+  report.xid_window_seconds = options.xid_window_seconds;
+  report.nvml_up = snapshot.nvml_up;
+  report.nvml_error = snapshot.nvml_error;
+  report.events_running = events.running;
+  if (!snapshot.nvml_up) report.verdict = Verdict::kFail;
+  for (const auto& [index, i] : WholeGpuSlots(snapshot)) {
+    report.gpus.push_back(
+        EvaluateGpu(i, snapshot.gpus[i], snapshot.samples[i], events, state, now, options));
+    report.verdict = std::max(report.verdict, report.gpus.back().verdict);
+  }
+  return report;
+}
+
+}  // namespace gpuscope::health

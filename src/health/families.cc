@@ -1,0 +1,68 @@
+#include "health/families.h"
+
+#include <cmath>
+
+namespace gpuscope::health {
+namespace {
+
+prom::Sample MakeSample(const GpuHealth& g, prom::Labels labels, double value) {
+  prom::Sample s;
+  s.gpu = static_cast<int>(g.slot);
+  s.labels = std::move(labels);
+  s.value = value;
+  return s;
+}
+
+}  // namespace
+
+std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options) {
+  prom::Family health{"gpuscope_gpu_health",
+                      "Health verdict per GPU and check: 0 ok, 1 warn, 2 fail (gpuscope health "
+                      "shows the evidence).",
+                      prom::FamilyType::kGauge,
+                      prom::LabelBase::kNative,
+                      {}};
+  prom::Family stale{"gpuscope_collector_stale",
+                     "1 when the GPU's values are stale: a hung NVML call, or no good read "
+                     "within the staleness limit.",
+                     prom::FamilyType::kGauge,
+                     prom::LabelBase::kNative,
+                     {}};
+  prom::Family window{"DCGM_EXP_XID_ERRORS_COUNT",
+                      options.xid_count_help,
+                      options.xid_count_type,
+                      prom::LabelBase::kDcgm,
+                      {}};
+  const std::string window_ms = std::to_string(std::llround(report.xid_window_seconds * 1000));
+  for (const GpuHealth& g : report.gpus) {
+    for (const CheckResult& c : g.checks) {
+      if (!c.evaluated) continue;
+      health.samples.push_back(MakeSample(g, {{"check", std::string(CheckName(c.check))}},
+                                          static_cast<double>(c.verdict)));
+    }
+    stale.samples.push_back(MakeSample(g, {}, g.stale ? 1 : 0));
+    for (const auto& [xid, count] : g.xid_window) {
+      window.samples.push_back(
+          MakeSample(g, {{"xid", std::to_string(xid)}, {"window_size_in_ms", window_ms}},
+                     static_cast<double>(count)));
+    }
+  }
+  std::vector<prom::Family> out;
+  out.push_back(std::move(health));
+  out.push_back(std::move(stale));
+  if (options.xid_count_window && !window.samples.empty()) out.push_back(std::move(window));
+  return out;
+}
+
+void ApplyEvents(const EventState& events, Snapshot& snapshot) {
+  for (const auto& [index, i] : WholeGpuSlots(snapshot)) {
+    const GpuEvents* ev = events.Find(index);
+    if (!ev) continue;
+    GpuSample& sample = snapshot.samples[i];
+    sample.xid_counts = ev->xid_counts;
+    // dcgm-exporter reports 0 until the first XID.
+    sample.Set(Metric::kXidLast, ev->last_xid.value_or(0));
+  }
+}
+
+}  // namespace gpuscope::health

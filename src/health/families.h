@@ -1,0 +1,50 @@
+// Health as Prometheus families, handed to the exporter's Renderer as extra
+// families (export/family.h), and the event counts folded into a snapshot.
+//
+// ToFamilies writes, per whole GPU (native GPU labels gpu, uuid first):
+//   gpuscope_gpu_health{check}          gauge: 0 ok, 1 warn, 2 fail, one series
+//                                       per evaluated check (memory, pcie,
+//                                       nvlink, thermal, power, xid, driver)
+//   gpuscope_collector_stale            gauge: 1 when the GPU's values are stale
+//                                       (a hung call, or no good read for
+//                                       stale_after_seconds)
+//   DCGM_EXP_XID_ERRORS_COUNT{xid, window_size_in_ms}
+//                                       XIDs within the sliding window (dcgm
+//                                       labels first), only when the counters
+//                                       file enables it (xid_count_window)
+// gpuscope_gpu_lost, gpuscope_xid_errors_total{xid} and DCGM_FI_DEV_XID_ERRORS
+// are rendered by the exporter itself from the snapshot. Feed it the event
+// thread's XIDs one of two ways (not both): ApplyEvents on a snapshot copy
+// before rendering, or EventMonitor::Options::on_xid ->
+// collect::Sampler::RecordXid.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "export/family.h"
+#include "gpuscope/snapshot.h"
+#include "health/checks.h"
+#include "health/events.h"
+
+namespace gpuscope::health {
+
+struct FamilyOptions {
+  // Render DCGM_EXP_XID_ERRORS_COUNT (the counters file lists it).
+  bool xid_count_window = false;
+  prom::FamilyType xid_count_type = prom::FamilyType::kCounter;  // the file's type
+  std::string xid_count_help =
+      "XID errors seen within the sliding window (window_size_in_ms), by code.";
+};
+
+std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options = {});
+
+// Sets xid_counts and kXidLast (DCGM_FI_DEV_XID_ERRORS; 0 before the first
+// XID) on each whole GPU's sample (for a GPU present only as MIG instances: its
+// first instance) from the event state. GPUs the event thread knows nothing
+// about are untouched.
+void ApplyEvents(const EventState& events, Snapshot& snapshot);
+
+}  // namespace gpuscope::health
