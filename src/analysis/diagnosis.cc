@@ -1,0 +1,68 @@
+#include "analysis/diagnosis.h"
+
+#include <algorithm>
+
+#include "analysis/rules.h"
+#include "analysis/signals.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+constexpr std::array<std::string_view, kFindingKindCount> kKindNames = {
+    "compute_bound",      "memory_capacity", "memory_bandwidth", "thermal_throttle", "power_cap",
+    "interconnect_bound", "pcie_degraded",   "starved",          "idle_held",        "idle"};
+
+using Detector = std::optional<Finding> (*)(const Signals&, const DiagnoseOptions&);
+
+// Limits that stop a busy GPU from being "healthy compute-bound".
+constexpr FindingKind kLimits[] = {FindingKind::kThermalThrottle, FindingKind::kPowerCap,
+                                   FindingKind::kInterconnect, FindingKind::kStarved,
+                                   FindingKind::kMemoryBandwidth};
+
+void Add(std::vector<Finding>& out, std::optional<Finding> f) {
+  if (f) out.push_back(std::move(*f));
+}
+
+}  // namespace
+
+std::string_view KindName(FindingKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
+
+std::optional<FindingKind> KindFromName(std::string_view name) {
+  for (FindingKind k : kAllFindingKinds) {
+    if (KindName(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
+const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind) {
+  for (const Finding& f : findings) {
+    if (f.kind == kind) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                              const GpuSample& latest, const DiagnoseOptions& options) {
+  std::vector<WindowPoint> used = TrailingPoints(points, options.window_seconds);
+  if (used.size() < 2 || used.back().t - used.front().t < options.min_span_seconds) return {};
+  Signals s = ComputeSignals(info, used, latest, options);
+  std::vector<Finding> out;
+  if (std::optional<Finding> idle = DetectIdle(s, options)) {
+    // An idle GPU has no bottleneck; only a degraded link is still worth saying.
+    out.push_back(std::move(*idle));
+    Add(out, DetectPcieDegraded(s, options));
+  } else {
+    for (Detector d : {DetectMemoryCapacity, DetectThermal, DetectPowerCap, DetectInterconnect,
+                       DetectPcieDegraded, DetectStarved, DetectMemoryBandwidth}) {
+      Add(out, d(s, options));
+    }
+    bool limited = std::any_of(std::begin(kLimits), std::end(kLimits),
+                               [&](FindingKind k) { return FindKind(out, k) != nullptr; });
+    if (!limited) Add(out, DetectComputeBound(s, options));
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Finding& a, const Finding& b) { return a.confidence > b.confidence; });
+  return out;
+}
+
+}  // namespace gpuscope::analysis

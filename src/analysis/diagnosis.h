@@ -1,0 +1,92 @@
+// Bottleneck diagnosis: what limits one GPU (or MIG instance) over a trailing
+// window of samples. Diagnose() is a pure function of the GPU's identity, its
+// window points and its latest sample; it returns zero or more findings
+// (compute-bound, memory capacity or bandwidth, thermal or power throttling,
+// interconnect-bound, PCIe link degraded, starved, idle-held, idle). Each
+// finding carries a confidence in [0, 1], the signals it rested on, the
+// measured values with the thresholds they were held against, a one-line
+// verdict and the recommended action. docs/diagnosis.md explains the rules.
+//
+// Where GPM (profiling) metrics are missing (Ampere, Ada), findings rest on
+// fallbacks (utilization, SM clock against max, power against limit, memory
+// copy utilization, PCIe throughput), say so (`fallback`) and carry a lower
+// confidence.
+//
+// Thread safety: pure functions over caller-owned values.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscope/snapshot.h"
+#include "gpuscope/window.h"
+
+namespace gpuscope::analysis {
+
+enum class FindingKind : uint8_t {
+  kComputeBound,     // healthy saturated state: SMs busy and steady, nothing else limits
+  kMemoryCapacity,   // framebuffer near full or growing towards it
+  kMemoryBandwidth,  // DRAM busy while the SMs are only moderately active
+  kThermalThrottle,  // thermal clock event reasons, falling clock near the slowdown point
+  kPowerCap,         // software power cap or hardware power brake holds the clocks down
+  kInterconnect,     // PCIe or NVLink near capacity while the SMs wait
+  kPcieDegraded,     // PCIe link below its maximum generation or width
+  kStarved,          // utilization oscillates with idle gaps, interconnect quiet
+  kIdleHeld,         // processes hold memory but the GPU does nothing: waste
+  kIdle,             // nothing runs
+};
+inline constexpr std::size_t kFindingKindCount = 10;
+inline constexpr std::array<FindingKind, kFindingKindCount> kAllFindingKinds = {
+    FindingKind::kComputeBound,    FindingKind::kMemoryCapacity,
+    FindingKind::kMemoryBandwidth, FindingKind::kThermalThrottle,
+    FindingKind::kPowerCap,        FindingKind::kInterconnect,
+    FindingKind::kPcieDegraded,    FindingKind::kStarved,
+    FindingKind::kIdleHeld,        FindingKind::kIdle};
+
+// "compute_bound", "memory_capacity", ... (metric label values, JSON, labels
+// of the ground-truth scenarios).
+std::string_view KindName(FindingKind kind);
+std::optional<FindingKind> KindFromName(std::string_view name);
+
+// One measured value held against its threshold.
+struct Evidence {
+  std::string signal;      // "sm_active_mean", "thermal_reason_share", ...
+  double value = 0;        // measured, in `unit`
+  std::string comparison;  // ">=", "<=", "<", ">"
+  double threshold = 0;    // in `unit`
+  std::string unit;        // "ratio", "percent", "bytes", "bytes/s", "s", "W", "MHz", "C"
+  bool met = false;        // whether value satisfied the comparison
+};
+
+struct Finding {
+  FindingKind kind = FindingKind::kIdle;
+  double confidence = 0;             // [0, 1]: margins x signal quality x coverage
+  bool fallback = false;             // rested on non-GPM proxies
+  std::vector<std::string> signals;  // catalog keys it rested on ("sm_active", "gpu_util")
+  std::vector<Evidence> evidence;
+  std::string verdict;                    // one line with the key numbers
+  std::string action;                     // what to do about it
+  std::optional<double> oom_eta_seconds;  // memory capacity: predicted seconds to full
+};
+
+struct DiagnoseOptions {
+  double window_seconds = 300;     // trailing span analysed (--window, default 5m)
+  double idle_held_seconds = 180;  // idle this long with memory held is waste
+  double min_span_seconds = 30;    // shorter windows give no findings
+  double nvlink_link_gbps = 0;     // GB/s per link per direction; 0: by architecture
+};
+
+// The findings for one GPU, strongest first. `points` oldest first (as
+// Window::Points returns them); only those within window_seconds of the last
+// are used. Fewer than min_span_seconds of data: no findings.
+std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                              const GpuSample& latest, const DiagnoseOptions& options);
+
+// The finding of `kind` in `findings`, or nullptr.
+const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind);
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,167 @@
+#include "analysis/report.h"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace gpuscope::analysis {
+namespace {
+
+std::string EvidenceValue(double v, const std::string& unit) {
+  if (unit == "ratio") return fmt::format("{:.2f}", v);
+  if (unit == "bytes") return fmt::format("{:.1f} GiB", v / (1024.0 * 1024 * 1024));
+  if (unit == "bytes/s") return fmt::format("{:.1f} MB/s", v / 1e6);
+  if (unit == "s") return fmt::format("{:.0f} s", v);
+  if (unit == "count" || unit == "lanes" || unit == "generation") return fmt::format("{:.0f}", v);
+  return fmt::format("{:.1f} {}", v, unit);
+}
+
+std::string EvidenceLine(const Evidence& e) {
+  std::string line = e.signal + " " + EvidenceValue(e.value, e.unit);
+  if (!e.comparison.empty()) {
+    line += fmt::format(" {} {}", e.comparison, EvidenceValue(e.threshold, e.unit));
+  }
+  return line;
+}
+
+std::string Join(const std::vector<std::string>& items, const char* sep) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
+void FormatFinding(const Finding& f, std::string& out) {
+  out += fmt::format("  [{}] confidence {:.2f}{}\n", KindName(f.kind), f.confidence,
+                     f.fallback ? " (fallback signals: no GPM)" : "");
+  out += "    " + f.verdict + "\n";
+  std::vector<std::string> ev;
+  for (const Evidence& e : f.evidence) ev.push_back(EvidenceLine(e));
+  out += "    evidence: " + Join(ev, "; ") + "\n";
+  out += "    signals: " + Join(f.signals, ", ") + "\n";
+  out += "    action: " + f.action + "\n";
+}
+
+nlohmann::json FindingJson(const Finding& f) {
+  nlohmann::json j = {{"kind", KindName(f.kind)},
+                      {"confidence", f.confidence},
+                      {"fallback", f.fallback},
+                      {"verdict", f.verdict},
+                      {"action", f.action},
+                      {"signals", f.signals},
+                      {"evidence", nlohmann::json::array()}};
+  for (const Evidence& e : f.evidence) {
+    nlohmann::json ej = {
+        {"signal", e.signal}, {"value", e.value}, {"unit", e.unit}, {"met", e.met}};
+    if (!e.comparison.empty()) ej["comparison"] = e.comparison, ej["threshold"] = e.threshold;
+    j["evidence"].push_back(ej);
+  }
+  if (f.oom_eta_seconds) j["oom_eta_seconds"] = *f.oom_eta_seconds;
+  return j;
+}
+
+}  // namespace
+
+std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
+                                      const RunOptions& options) {
+  std::vector<std::size_t> slots = options.slots;
+  if (slots.empty()) {
+    for (std::size_t i = 0; i < snapshot.gpus.size(); ++i) slots.push_back(i);
+  }
+  std::vector<GpuDiagnosis> out;
+  for (std::size_t slot : slots) {
+    if (slot >= snapshot.gpus.size() || slot >= snapshot.samples.size()) continue;
+    std::vector<WindowPoint> points = window.Points(slot);
+    GpuDiagnosis d;
+    d.slot = slot;
+    d.info = snapshot.gpus[slot];
+    std::vector<WindowPoint> used;
+    if (!points.empty()) {
+      double since = points.back().t - options.diagnose.window_seconds;
+      for (const WindowPoint& p : points) {
+        if (p.t >= since) used.push_back(p);
+      }
+    }
+    d.points = used.size();
+    d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
+    d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::string GpuLabel(const GpuInfo& info) {
+  std::string label = fmt::format("GPU {}", info.index);
+  if (info.gpu_instance_id) {
+    label += fmt::format(" MIG {} (GI {})", info.mig_profile, *info.gpu_instance_id);
+  }
+  return label;
+}
+
+std::string FormatText(const std::vector<GpuDiagnosis>& results) {
+  std::string out;
+  for (const GpuDiagnosis& d : results) {
+    const std::string& uuid = d.info.mig_uuid.empty() ? d.info.uuid : d.info.mig_uuid;
+    out += fmt::format("{}: {} ({})  window {:.0f}s, {} samples\n", GpuLabel(d.info), d.info.name,
+                       uuid, d.span_seconds, d.points);
+    if (d.findings.empty()) {
+      out += d.points < 2 ? "  not enough samples in the window to diagnose\n"
+                          : "  no bottleneck found: moderate, steady load\n";
+    }
+    for (const Finding& f : d.findings) FormatFinding(f, out);
+  }
+  return out;
+}
+
+std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const GpuDiagnosis& d : results) {
+    nlohmann::json g = {{"index", d.info.index}, {"uuid", d.info.uuid},
+                        {"name", d.info.name},   {"window_seconds", d.span_seconds},
+                        {"points", d.points},    {"findings", nlohmann::json::array()}};
+    if (d.info.gpu_instance_id) {
+      g["gpu_instance_id"] = *d.info.gpu_instance_id;
+      g["mig_uuid"] = d.info.mig_uuid;
+      g["mig_profile"] = d.info.mig_profile;
+    }
+    for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f));
+    gpus.push_back(std::move(g));
+  }
+  return nlohmann::json{{"gpus", gpus}}.dump(2) + "\n";
+}
+
+Result<double> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument("bad duration '" + std::string(text) +
+                                   "' (want e.g. 300, 90s, 5m, 1h, 1m30s)");
+  };
+  if (text.empty()) return bad();
+  double total = 0;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
+    if (i == start) return bad();
+    double v = 0;
+    try {
+      v = std::stod(std::string(text.substr(start, i - start)));
+    } catch (...) {
+      return bad();
+    }
+    double unit = 1;
+    if (i < text.size()) {
+      char c = text[i++];
+      unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : 0;
+      if (unit == 0) return bad();
+    } else if (start != 0) {
+      return bad();  // "1m30" is ambiguous
+    }
+    total += v * unit;
+  }
+  if (!(total > 0) || !std::isfinite(total)) return bad();
+  return total;
+}
+
+}  // namespace gpuscope::analysis

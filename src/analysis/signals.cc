@@ -1,0 +1,240 @@
+#include "analysis/signals.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuscope::analysis {
+namespace {
+
+using enum Metric;
+
+constexpr double kPercent = 0.01;
+// A link sample at or above this share of capacity counts as busy.
+constexpr double kLinkBusyPoint = 0.8;
+// Memory growth slower than this is noise, not a trend (1 MiB/s).
+constexpr double kMinGrowthBytesPerSecond = 1024.0 * 1024.0;
+// A trend must explain this much of the variance to predict anything.
+constexpr double kMinTrendR2 = 0.6;
+// At or above this fill the GPU is out of memory now (ETA 0).
+constexpr double kFullRatio = 0.99;
+// The memory trend is fitted over max(this, window / 3) trailing seconds, so a
+// leak that began mid-window is measured at its current rate.
+constexpr double kMinTrendSeconds = 60;
+// Clock reason bits (NVML clock event reasons).
+constexpr uint64_t kSwPowerCapBit = 0x4;
+constexpr uint64_t kThermalBits = 0x20 | 0x40;  // SW and HW thermal slowdown
+constexpr uint64_t kHwPowerBrakeBit = 0x80;
+
+std::optional<double> Last(const std::vector<WindowPoint>& points, const GpuSample& latest,
+                           Metric m) {
+  if (latest.Has(m)) return latest.Get(m);
+  for (auto it = points.rbegin(); it != points.rend(); ++it) {
+    if (it->Has(m)) return it->Get(m);
+  }
+  return std::nullopt;
+}
+
+std::optional<Summary> SummaryOf(const std::vector<WindowPoint>& points, Metric m, double scale) {
+  Series s = Extract(points, m, scale);
+  if (s.empty()) return std::nullopt;
+  return Summarize(s);
+}
+
+void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
+  Series util = Extract(points, kGpuUtil, kPercent);
+  s.util = Summarize(util);
+  s.sm_active = SummaryOf(points, kSmActive, kPercent);
+  s.gpm = s.sm_active.has_value();
+  s.dram_active = SummaryOf(points, kDramActive, kPercent);
+  s.mem_copy = SummaryOf(points, kMemCopyUtil, kPercent);
+  s.idle_share = ShareWhere(util, [](double v) { return v < kIdleUtil; });
+  s.gap_share = ShareWhere(util, [](double v) { return v < kGapUtil; });
+  s.busy_share = ShareWhere(util, [](double v) { return v >= kBusyUtil; });
+  s.gap_runs = CountRuns(util, [](double v) { return v < kGapUtil; });
+  s.trailing_idle_seconds = TrailingRunSeconds(util, [](double v) { return v < kIdleUtil; });
+}
+
+void MemorySignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
+                   const DiagnoseOptions& options, Signals& s) {
+  std::optional<double> used = Last(points, latest, kMemoryUsed);
+  std::optional<double> free = Last(points, latest, kMemoryFree);
+  std::optional<double> total = Last(points, latest, kMemoryTotal);
+  std::optional<double> reserved = Last(points, latest, kMemoryReserved);
+  if (used && free) {
+    s.mem_capacity = *used + *free;
+  } else if (total) {
+    s.mem_capacity = *total - reserved.value_or(0);
+  }
+  s.mem_used_last = used;
+  Series series = Extract(points, kMemoryUsed);
+  if (series.size() < 3 || !s.mem_capacity || *s.mem_capacity <= 0) return;
+  double span = std::max(kMinTrendSeconds, options.window_seconds / 3);
+  LinearFit fit = FitLine(Since(series, series.t.back() - span));
+  s.mem_trend = fit;
+  double now = used.value_or(series.v.back());
+  if (now >= kFullRatio * *s.mem_capacity) {
+    s.oom_eta_seconds = 0;
+  } else if (fit.slope >= kMinGrowthBytesPerSecond && fit.r2 >= kMinTrendR2) {
+    double at_end = std::max(now, fit.At(series.t.back()));
+    s.oom_eta_seconds = std::max(0.0, (*s.mem_capacity - at_end) / fit.slope);
+  }
+}
+
+// Share of the window for a counter pair (max: the reasons overlap), else bits.
+std::optional<double> ThrottleShare(const std::vector<WindowPoint>& points, Metric a,
+                                    std::optional<Metric> b, uint64_t mask, bool* from_counters) {
+  std::optional<double> ra = CounterRate(points, a);
+  std::optional<double> rb = b ? CounterRate(points, *b) : std::nullopt;
+  if (ra || rb) {
+    *from_counters = true;
+    return std::clamp(std::max(ra.value_or(0), rb.value_or(0)), 0.0, 1.0);
+  }
+  return ReasonShare(points, mask);
+}
+
+void PowerClockSignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
+                       Signals& s) {
+  Series util = Extract(points, kGpuUtil, kPercent);
+  // Clocks and power are read over busy points: idle clocks say nothing.
+  std::vector<WindowPoint> busy;
+  for (const WindowPoint& p : points) {
+    if (p.Has(kGpuUtil) && p.Get(kGpuUtil) * kPercent >= kBusyUtil) busy.push_back(p);
+  }
+  if (auto power = SummaryOf(points, kPowerUsage, 1)) s.power_mean_w = power->mean;
+  s.power_limit_w = Last(points, latest, kPowerLimit);
+  s.clock_max_mhz = Last(points, latest, kMaxSmClock);
+  Series clock = Extract(busy, kSmClock);
+  if (!clock.empty()) {
+    s.clock_mean_mhz = Summarize(clock).mean;
+    std::size_t fifth = std::max<std::size_t>(1, clock.size() / 5);
+    double early = 0, late = 0;
+    for (std::size_t i = 0; i < fifth; ++i)
+      early += clock.v[i], late += clock.v[clock.size() - 1 - i];
+    s.clock_early_mhz = early / static_cast<double>(fifth);
+    s.clock_late_mhz = late / static_cast<double>(fifth);
+  }
+  bool counters = false;
+  s.thermal_share =
+      ThrottleShare(points, kThrottleHwThermal, kThrottleSwThermal, kThermalBits, &counters);
+  s.sw_power_share =
+      ThrottleShare(points, kThrottleSwPowerCap, std::nullopt, kSwPowerCapBit, &counters);
+  s.hw_brake_share =
+      ThrottleShare(points, kThrottleHwPowerBrake, std::nullopt, kHwPowerBrakeBit, &counters);
+  s.reasons_from_counters = counters;
+  if (auto temp = SummaryOf(points, kGpuTemp, 1)) s.temp_max = temp->max;
+  s.slowdown_temp = Last(points, latest, kSlowdownTemp);
+}
+
+// Per-point rate of the busier direction: gauges when present, else the
+// derivative of the cumulative byte counters.
+Series LinkRate(const std::vector<WindowPoint>& points, Metric tx_rate, Metric rx_rate,
+                std::optional<Metric> tx_total, std::optional<Metric> rx_total) {
+  Series out;
+  for (const WindowPoint& p : points) {
+    if (!p.Has(tx_rate) && !p.Has(rx_rate)) continue;
+    out.t.push_back(p.t);
+    out.v.push_back(
+        std::max(p.Has(tx_rate) ? p.Get(tx_rate) : 0.0, p.Has(rx_rate) ? p.Get(rx_rate) : 0.0));
+  }
+  if (!out.empty() || !tx_total || !rx_total) return out;
+  Series tx = Extract(points, *tx_total), rx = Extract(points, *rx_total);
+  for (std::size_t i = 1; i < tx.size() && i < rx.size(); ++i) {
+    double dt = tx.t[i] - tx.t[i - 1];
+    if (dt <= 0 || rx.t[i] != tx.t[i]) continue;
+    out.t.push_back(tx.t[i]);
+    out.v.push_back(std::max({0.0, (tx.v[i] - tx.v[i - 1]) / dt, (rx.v[i] - rx.v[i - 1]) / dt}));
+  }
+  return out;
+}
+
+std::optional<LinkSignals> Link(const Series& rate, double capacity) {
+  if (rate.empty() || capacity <= 0) return std::nullopt;
+  LinkSignals l;
+  l.capacity_bps = capacity;
+  l.mean_bps = Summarize(rate).mean;
+  l.mean_ratio = l.mean_bps / capacity;
+  l.busy_share = ShareWhere(rate, [capacity](double v) { return v >= kLinkBusyPoint * capacity; });
+  l.n = rate.size();
+  return l;
+}
+
+void LinkSignalsOf(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                   const GpuSample& latest, const DiagnoseOptions& options, Signals& s) {
+  s.pcie_gen = Last(points, latest, kPcieLinkGen);
+  s.pcie_gen_max = Last(points, latest, kPcieLinkGenMax);
+  s.pcie_width = Last(points, latest, kPcieLinkWidth);
+  s.pcie_width_max = Last(points, latest, kPcieLinkWidthMax);
+  if (s.pcie_gen && s.pcie_width) {
+    double cap = PcieCapacityBytesPerSecond(static_cast<unsigned>(*s.pcie_gen),
+                                            static_cast<unsigned>(*s.pcie_width));
+    s.pcie =
+        Link(LinkRate(points, kPcieTxBytesRate, kPcieRxBytesRate, std::nullopt, std::nullopt), cap);
+  }
+  unsigned links = info.nvlink_count;
+  if (!latest.nvlink.empty()) {
+    links = static_cast<unsigned>(std::count_if(latest.nvlink.begin(), latest.nvlink.end(),
+                                                [](const NvLinkLink& l) { return l.active; }));
+  }
+  double gbps = options.nvlink_link_gbps > 0 ? options.nvlink_link_gbps
+                                             : NvLinkGbpsPerLink(info.architecture);
+  s.nvlink =
+      Link(LinkRate(points, kNvLinkTxBytesRate, kNvLinkRxBytesRate, kNvLinkTxBytes, kNvLinkRxBytes),
+           links * gbps * 1e9);
+}
+
+void ProcessSignals(const GpuSample& latest, Signals& s) {
+  s.process_count = latest.processes.size();
+  bool any_size = false;
+  for (const ProcessInfo& p : latest.processes) {
+    if (!p.used_memory_bytes) continue;
+    any_size = true;
+    s.held_bytes += static_cast<double>(*p.used_memory_bytes);
+  }
+  // The driver may hide per-process memory (containers); the GPU's used
+  // memory is then the best measure of what the processes hold.
+  if (!any_size && s.process_count > 0) s.held_bytes = s.mem_used_last.value_or(0);
+}
+
+}  // namespace
+
+std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, double window) {
+  if (points.empty()) return {};
+  double since = points.back().t - window;
+  std::vector<WindowPoint> out;
+  for (const WindowPoint& p : points) {
+    if (p.t >= since) out.push_back(p);
+  }
+  return out;
+}
+
+Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                       const GpuSample& latest, const DiagnoseOptions& options) {
+  Signals s;
+  s.points = points.size();
+  if (!points.empty()) s.span_seconds = points.back().t - points.front().t;
+  ActivitySignals(points, s);
+  MemorySignals(points, latest, options, s);
+  PowerClockSignals(points, latest, s);
+  LinkSignalsOf(info, points, latest, options, s);
+  ProcessSignals(latest, s);
+  return s;
+}
+
+double PcieCapacityBytesPerSecond(unsigned gen, unsigned width) {
+  // Usable bytes/s per lane per direction after line encoding: 8b/10b for
+  // gen 1-2, 128b/130b for gen 3-5, FLIT (PAM4) for gen 6.
+  static constexpr double kPerLane[] = {0, 250e6, 500e6, 984.6e6, 1969.2e6, 3938.5e6, 7563e6};
+  if (gen == 0 || gen >= std::size(kPerLane)) return 0;
+  return kPerLane[gen] * width;
+}
+
+double NvLinkGbpsPerLink(const std::string& architecture) {
+  // Per link per direction (shared/reference/gpu-models.md).
+  if (architecture == "Blackwell") return 53.125;
+  if (architecture == "Hopper") return 26.562;
+  if (architecture == "Ampere") return 25.0;
+  if (architecture == "Volta") return 25.0;
+  return 25.0;
+}
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,81 @@
+// The measurements the diagnosis rules read, computed once per GPU from its
+// window points and latest sample: activity levels and their spread, idle
+// gaps, memory level and trend, power and clocks against their limits, clock
+// reason shares, temperatures, link utilization against capacity, processes.
+// Absent inputs leave the optional fields empty.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/diagnosis.h"
+#include "analysis/window_stats.h"
+
+namespace gpuscope::analysis {
+
+// Utilization below this (ratio) counts as an idle point.
+inline constexpr double kIdleUtil = 0.05;
+// Below this a point is a gap in the work (a starved step).
+inline constexpr double kGapUtil = 0.15;
+// At or above this a point is busy.
+inline constexpr double kBusyUtil = 0.5;
+
+struct LinkSignals {
+  double capacity_bps = 0;  // per direction
+  double mean_bps = 0;      // the busier direction's mean
+  double mean_ratio = 0;    // mean_bps / capacity
+  double busy_share = 0;    // share of the window the busier direction ran >= kLinkBusyPoint
+  std::size_t n = 0;        // samples
+};
+
+struct Signals {
+  double span_seconds = 0;  // covered by the points used
+  std::size_t points = 0;
+  bool gpm = false;  // SM activity (GPM) present
+
+  // Activity, ratios 0..1.
+  Summary util;
+  std::optional<Summary> sm_active, dram_active, mem_copy;
+  double idle_share = 0, gap_share = 0, busy_share = 0;
+  int gap_runs = 0;  // idle gaps between busy stretches
+  double trailing_idle_seconds = 0;
+
+  // Memory, bytes.
+  std::optional<double> mem_capacity, mem_used_last;
+  std::optional<LinearFit> mem_trend;  // over the trailing trend span
+  std::optional<double> oom_eta_seconds;
+
+  // Power and clocks over busy points.
+  std::optional<double> power_mean_w, power_limit_w;
+  std::optional<double> clock_mean_mhz, clock_max_mhz, clock_early_mhz, clock_late_mhz;
+  // Shares of the window each reason group held the clocks (counters, else bits).
+  std::optional<double> thermal_share, sw_power_share, hw_brake_share;
+  bool reasons_from_counters = false;
+
+  // Temperatures, Celsius.
+  std::optional<double> temp_max, slowdown_temp;
+
+  // Interconnect.
+  std::optional<LinkSignals> pcie, nvlink;
+  std::optional<double> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
+
+  // Processes holding memory.
+  std::size_t process_count = 0;
+  double held_bytes = 0;
+};
+
+// The points within options.window_seconds of the last one.
+std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, double window);
+
+Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                       const GpuSample& latest, const DiagnoseOptions& options);
+
+// PCIe bytes per second per direction of one link: generation x lanes.
+double PcieCapacityBytesPerSecond(unsigned gen, unsigned width);
+// NVLink GB/s per link per direction for an architecture name ("Hopper").
+double NvLinkGbpsPerLink(const std::string& architecture);
+
+}  // namespace gpuscope::analysis

@@ -1,0 +1,82 @@
+"""`gpuscope diagnose` on the four classic scenarios of sim/scenarios/diagnosis/:
+the command samples 5 minutes of scenario time offline (stepping the
+simulator's clock) and prints each GPU's verdict with its numbers, evidence and
+action; --json gives the same as a document."""
+import json
+import os
+import subprocess
+import unittest
+
+SOURCE = os.environ.get("GPUSCOPE_SOURCE_DIR",
+                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+BUILD = os.environ.get("GPUSCOPE_BUILD_DIR", os.path.join(SOURCE, "build"))
+BINARY = os.path.join(BUILD, "gpuscope")
+SCENARIOS = os.path.join(SOURCE, "sim", "scenarios", "diagnosis")
+
+
+def diagnose(scenario, *extra):
+    cmd = [BINARY, "diagnose", "--simulate", os.path.join(SCENARIOS, scenario + ".yaml"),
+           "--window", "5m", *extra]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+
+
+def wired():
+    if not os.path.exists(BINARY):
+        return False
+    out = subprocess.run([BINARY, "diagnose", "--help"], capture_output=True, text=True,
+                         timeout=30)
+    return out.returncode == 0
+
+
+@unittest.skipUnless(wired(), "gpuscope diagnose is not built yet")
+class DiagnoseCommandTest(unittest.TestCase):
+    def findings(self, scenario):
+        out = diagnose(scenario, "--json")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        doc = json.loads(out.stdout)
+        self.assertEqual(len(doc["gpus"]), 1)
+        gpu = doc["gpus"][0]
+        self.assertGreaterEqual(gpu["window_seconds"], 290)
+        return {f["kind"]: f for f in gpu["findings"]}
+
+    def test_compute_bound(self):
+        f = self.findings("classic-compute-bound")
+        self.assertEqual(set(f), {"compute_bound"})
+        self.assertIn("SM active 8", f["compute_bound"]["verdict"])
+        self.assertGreater(f["compute_bound"]["confidence"], 0.8)
+
+    def test_memory_bound_with_oom_trend(self):
+        f = self.findings("classic-memory-oom")
+        self.assertEqual(set(f), {"memory_bandwidth", "memory_capacity"})
+        self.assertIn("DRAM busy 88%", f["memory_bandwidth"]["verdict"])
+        eta = f["memory_capacity"]["oom_eta_seconds"]
+        self.assertTrue(300 < eta < 600, eta)  # ~7.5 minutes after the 5-minute mark
+        self.assertIn("growing 48 MiB/s", f["memory_capacity"]["verdict"])
+
+    def test_thermal_throttling(self):
+        f = self.findings("classic-thermal")
+        self.assertEqual(set(f), {"thermal_throttle"})
+        t = f["thermal_throttle"]
+        self.assertIn("against slowdown at 89 C", t["verdict"])
+        self.assertIn("SM clock falling 1980 ->", t["verdict"])
+        share = [e for e in t["evidence"] if e["signal"] == "thermal_reason_share"][0]
+        self.assertGreater(share["value"], 0.5)
+        self.assertEqual(share["threshold"], 0.1)
+
+    def test_pcie_bottleneck(self):
+        f = self.findings("classic-pcie")
+        self.assertEqual(set(f), {"interconnect_bound", "pcie_degraded"})
+        self.assertIn("PCIe at 7.0 GB/s of 7.9 GB/s", f["interconnect_bound"]["verdict"])
+        self.assertIn("Gen3 x8 of Gen5 x16", f["pcie_degraded"]["verdict"])
+
+    def test_text_report(self):
+        out = diagnose("classic-thermal")
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("GPU 0: NVIDIA H100 80GB HBM3", out.stdout)
+        self.assertIn("[thermal_throttle] confidence", out.stdout)
+        self.assertIn("evidence: thermal_reason_share", out.stdout)
+        self.assertIn("action: ", out.stdout)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,234 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "analysis/diagnosis.h"
+#include "analysis_test_util.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using test_util::FakeGpu;
+using test_util::Fill;
+using test_util::kGiB;
+using test_util::Level;
+using test_util::MakeGpu;
+using ::testing::ElementsAre;
+using ::testing::UnorderedElementsAreArray;
+
+std::vector<FindingKind> Kinds(const std::vector<Finding>& findings) {
+  std::vector<FindingKind> out;
+  for (const Finding& f : findings) out.push_back(f.kind);
+  return out;
+}
+
+std::vector<Finding> DiagnoseGpu(const FakeGpu& g, DiagnoseOptions o = {}) {
+  return Diagnose(g.info, g.points, g.latest, o);
+}
+
+const Evidence* FindEvidence(const Finding& f, const std::string& signal) {
+  for (const Evidence& e : f.evidence) {
+    if (e.signal == signal) return &e;
+  }
+  return nullptr;
+}
+
+TEST(Diagnose, HealthyTrainingIsComputeBoundOnly) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) { l.util = 97 + (i % 3), l.sm = 84 + (i % 2); });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kComputeBound));
+  EXPECT_FALSE(f[0].fallback);
+  EXPECT_GT(f[0].confidence, 0.8);
+  EXPECT_LE(f[0].confidence, 1.0);
+  const Evidence* sm = FindEvidence(f[0], "sm_active_mean");
+  ASSERT_NE(sm, nullptr);
+  EXPECT_NEAR(sm->value, 0.845, 0.01);
+  EXPECT_DOUBLE_EQ(sm->threshold, 0.65);
+  EXPECT_TRUE(sm->met);
+  EXPECT_THAT(f[0].verdict, ::testing::ContainsRegex("SM active 8[45]%"));
+}
+
+TEST(Diagnose, FallbackWithoutGpmHasLowerConfidence) {
+  FakeGpu hopper = MakeGpu(true), ampere = MakeGpu(false);
+  Fill(hopper, 300, [](int, Level&) {});
+  Fill(ampere, 300, [](int, Level&) {});
+  std::vector<Finding> h = DiagnoseGpu(hopper), a = DiagnoseGpu(ampere);
+  ASSERT_THAT(Kinds(a), ElementsAre(FindingKind::kComputeBound));
+  EXPECT_TRUE(a[0].fallback);
+  EXPECT_THAT(a[0].signals, ::testing::Contains("sm_clock"));
+  EXPECT_LT(a[0].confidence, h[0].confidence);
+}
+
+TEST(Diagnose, FallbackRejectsLowClockOrPower) {
+  FakeGpu g = MakeGpu(false);
+  Fill(g, 300, [](int, Level& l) { l.power = 120; });  // one tiny kernel always in flight
+  EXPECT_THAT(Kinds(DiagnoseGpu(g)), ::testing::IsEmpty());
+}
+
+TEST(Diagnose, MemoryGrowthPredictsOom) {
+  FakeGpu g = MakeGpu(true);
+  // 30 GiB + 40 MiB/s: at t=299 used = 30 + 11.68 GiB, 37.3 GiB left of 79.
+  Fill(g, 300, [](int i, Level& l) { l.used_gib = 30 + i * 40.0 / 1024; });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  const Finding* mem = FindKind(f, FindingKind::kMemoryCapacity);
+  ASSERT_NE(mem, nullptr);
+  ASSERT_TRUE(mem->oom_eta_seconds.has_value());
+  double left = (79 - (30 + 299 * 40.0 / 1024)) * 1024 / 40;  // seconds
+  EXPECT_NEAR(*mem->oom_eta_seconds, left, left * 0.02);
+  EXPECT_THAT(mem->verdict, ::testing::HasSubstr("out of memory in ~"));
+  // A healthy job that also fills memory stays compute-bound.
+  EXPECT_NE(FindKind(f, FindingKind::kComputeBound), nullptr);
+}
+
+TEST(Diagnose, SteadyMemoryBelowNinetyPercentIsNoFinding) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int, Level& l) { l.used_gib = 70; });  // 89%
+  std::vector<Finding> f = DiagnoseGpu(g);
+  EXPECT_EQ(FindKind(f, FindingKind::kMemoryCapacity), nullptr);
+  FakeGpu full = MakeGpu(true);
+  Fill(full, 300, [](int, Level& l) { l.used_gib = 76; });  // 96%
+  std::vector<Finding> ff = DiagnoseGpu(full);
+  const Finding* mem = FindKind(ff, FindingKind::kMemoryCapacity);
+  ASSERT_NE(mem, nullptr);
+  EXPECT_FALSE(mem->oom_eta_seconds.has_value());
+}
+
+TEST(Diagnose, ThermalThrottleWithFallingClock) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) {
+    if (i >= 100) {
+      l.reasons = 0x60;
+      l.temp = 89;
+      l.clock = 1980 - (i - 100) * 1.5;  // falls to ~1680 MHz
+    }
+  });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kThermalThrottle));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("SM clock falling"));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("against slowdown at 89 C"));
+  const Evidence* share = FindEvidence(f[0], "thermal_reason_share");
+  ASSERT_NE(share, nullptr);
+  EXPECT_NEAR(share->value, 200.0 / 300, 0.01);
+}
+
+TEST(Diagnose, ThrottleCountersWinOverBits) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int, Level&) {});
+  // Bits say nothing, the sampler's integral says 50% thermal throttling.
+  for (WindowPoint& p : g.points) {
+    p.values[Index(Metric::kThrottleHwThermal)] = static_cast<float>((p.t - 1000) * 0.5);
+    p.present.set(Index(Metric::kThrottleHwThermal));
+  }
+  std::vector<Finding> f = DiagnoseGpu(g);
+  const Finding* t = FindKind(f, FindingKind::kThermalThrottle);
+  ASSERT_NE(t, nullptr);
+  EXPECT_NEAR(FindEvidence(*t, "thermal_reason_share")->value, 0.5, 0.01);
+}
+
+TEST(Diagnose, BriefPowerCapIsNormal) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) { l.reasons = i % 10 == 0 ? 0x4 : 0; });  // 10%
+  EXPECT_THAT(Kinds(DiagnoseGpu(g)), ElementsAre(FindingKind::kComputeBound));
+}
+
+TEST(Diagnose, PowerCapSustained) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.Set(Metric::kPowerLimit, 350);
+  Fill(g, 300, [](int, Level& l) { l.reasons = 0x4, l.power = 349, l.clock = 1300; });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kPowerCap));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("349 W against a 350 W limit"));
+}
+
+TEST(Diagnose, PcieSaturatedWithSmWaiting) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.Set(Metric::kPcieLinkGen, 3);
+  g.latest.Set(Metric::kPcieLinkWidth, 8);
+  Fill(g, 300, [](int, Level& l) { l.util = 70, l.sm = 30, l.pcie_rx = 7.0e9; });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  EXPECT_THAT(Kinds(f),
+              UnorderedElementsAreArray({FindingKind::kInterconnect, FindingKind::kPcieDegraded}));
+  const Finding* ic = FindKind(f, FindingKind::kInterconnect);
+  EXPECT_THAT(ic->verdict, ::testing::HasSubstr("PCIe at 7.0 GB/s of 7.9 GB/s"));
+  EXPECT_THAT(FindKind(f, FindingKind::kPcieDegraded)->verdict,
+              ::testing::HasSubstr("Gen3 x8 of Gen5 x16"));
+}
+
+TEST(Diagnose, GenerationDropAtIdleIsPowerSaving) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.Set(Metric::kPcieLinkGen, 1);
+  Fill(g, 300, [](int, Level& l) { l.util = 0, l.sm = 0, l.pcie_rx = 0, l.pcie_tx = 0; });
+  EXPECT_THAT(Kinds(DiagnoseGpu(g)), ElementsAre(FindingKind::kIdle));
+}
+
+TEST(Diagnose, StarvedOscillatesWithQuietLinks) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) {
+    if (i % 12 >= 6) l.util = 3, l.sm = 2, l.pcie_rx = 2e8;
+  });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kStarved));
+  EXPECT_NEAR(FindEvidence(f[0], "gap_share")->value, 0.5, 0.02);
+}
+
+TEST(Diagnose, MemoryBandwidthBound) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int, Level& l) { l.dram = 90, l.sm = 45; });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kMemoryBandwidth));
+  EXPECT_FALSE(f[0].fallback);
+  FakeGpu a = MakeGpu(false);
+  Fill(a, 300, [](int, Level& l) { l.dram = 90; });
+  std::vector<Finding> fa = DiagnoseGpu(a);
+  ASSERT_THAT(Kinds(fa), ElementsAre(FindingKind::kMemoryBandwidth));
+  EXPECT_TRUE(fa[0].fallback);
+}
+
+TEST(Diagnose, IdleHeldNeedsProcessesAndTime) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.processes.push_back({1234, "python3", static_cast<uint64_t>(20 * kGiB), {}, {}});
+  Fill(g, 300,
+       [](int i, Level& l) { l.util = i < 60 ? 98 : 0, l.sm = i < 60 ? 85 : 0, l.used_gib = 20; });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  // The GPU worked in the first minute: idle only 80% of the window.
+  EXPECT_EQ(FindKind(f, FindingKind::kIdleHeld), nullptr);
+  DiagnoseOptions o;
+  o.window_seconds = 200;
+  f = DiagnoseGpu(g, o);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kIdleHeld));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("hold 20.0 GiB"));
+  g.latest.processes.clear();
+  EXPECT_THAT(Kinds(DiagnoseGpu(g, o)), ElementsAre(FindingKind::kIdle));
+}
+
+TEST(Diagnose, ShortWindowGivesNothing) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 20, [](int, Level&) {});
+  EXPECT_TRUE(DiagnoseGpu(g).empty());
+}
+
+TEST(Diagnose, ShorterWindowLowersConfidence) {
+  FakeGpu full = MakeGpu(true), part = MakeGpu(true);
+  Fill(full, 300, [](int, Level&) {});
+  Fill(part, 60, [](int, Level&) {});
+  EXPECT_LT(DiagnoseGpu(part)[0].confidence, DiagnoseGpu(full)[0].confidence);
+}
+
+TEST(Diagnose, OnlyTrailingWindowIsUsed) {
+  FakeGpu g = MakeGpu(true);
+  // Throttled long ago, healthy in the last 5 minutes.
+  Fill(g, 600, [](int i, Level& l) {
+    if (i < 300) l.reasons = 0x60, l.clock = 1500;
+  });
+  EXPECT_THAT(Kinds(DiagnoseGpu(g)), ElementsAre(FindingKind::kComputeBound));
+}
+
+TEST(Kinds, NamesRoundTrip) {
+  for (FindingKind k : kAllFindingKinds) EXPECT_EQ(KindFromName(KindName(k)), k);
+  EXPECT_FALSE(KindFromName("nope").has_value());
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis

@@ -1,0 +1,165 @@
+// Ground truth: every scenario in sim/scenarios/diagnosis/ runs through the
+// simulator, the sampler (scenario time stepped in-process) and the
+// diagnosis; the findings are scored against the labels of its `.expect`
+// sidecar, and the confusion matrix is printed (docs/diagnosis.md quotes it).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "analysis/offline.h"
+#include "analysis/report.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Acceptance: findings right overall and per class (TP / (TP + FP + FN)).
+constexpr double kMinOverall = 0.95;
+constexpr double kMinPerClass = 0.90;
+
+struct Expectation {
+  std::string scenario;
+  double end = 300;
+  std::map<std::size_t, std::set<std::string>> gpus;  // position -> kinds
+};
+
+std::vector<Expectation> LoadExpectations(const fs::path& dir) {
+  std::vector<Expectation> out;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() != ".expect") continue;
+    YAML::Node root = YAML::LoadFile(entry.path().string());
+    Expectation e;
+    e.scenario = (dir / entry.path().stem()).string() + ".yaml";
+    if (root["end"]) e.end = root["end"].as<double>();
+    for (const auto& g : root["gpus"]) {
+      std::set<std::string>& kinds = e.gpus[g.first.as<std::size_t>()];
+      for (const auto& k : g.second) {
+        EXPECT_TRUE(KindFromName(k.as<std::string>())) << entry.path() << ": " << k;
+        kinds.insert(k.as<std::string>());
+      }
+    }
+    out.push_back(std::move(e));
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Expectation& a, const Expectation& b) { return a.scenario < b.scenario; });
+  return out;
+}
+
+// Multi-label confusion: rows expected, columns found; a missed kind pairs with
+// a spurious one on the same GPU when there is one, else with "none".
+class Confusion {
+ public:
+  void Add(const std::set<std::string>& expected, const std::set<std::string>& found) {
+    std::vector<std::string> missed, spurious;
+    for (const std::string& k : expected) {
+      if (found.count(k)) {
+        ++cell_[{k, k}], ++tp_[k];
+      } else {
+        missed.push_back(k), ++fn_[k];
+      }
+    }
+    for (const std::string& k : found) {
+      if (!expected.count(k)) spurious.push_back(k), ++fp_[k];
+    }
+    std::size_t n = std::max(missed.size(), spurious.size());
+    for (std::size_t i = 0; i < n; ++i) {
+      ++cell_[{i < missed.size() ? missed[i] : "none", i < spurious.size() ? spurious[i] : "none"}];
+    }
+    if (expected.empty() && found.empty()) ++cell_[{"none", "none"}];
+  }
+
+  double Score(const std::string& k) const {
+    double tp = Get(tp_, k), all = tp + Get(fp_, k) + Get(fn_, k);
+    return all > 0 ? tp / all : 1;
+  }
+  double Overall() const {
+    double tp = 0, all = 0;
+    for (FindingKind kind : kAllFindingKinds) {
+      std::string k(KindName(kind));
+      tp += Get(tp_, k), all += Get(tp_, k) + Get(fp_, k) + Get(fn_, k);
+    }
+    return all > 0 ? tp / all : 1;
+  }
+
+  std::string Table() const {
+    std::vector<std::string> names;
+    for (FindingKind k : kAllFindingKinds) names.emplace_back(KindName(k));
+    names.push_back("none");
+    std::string out =
+        fmt::format("| expected \\ found | {} | score |\n|---|", fmt::join(names, " | "));
+    for (std::size_t i = 0; i <= names.size(); ++i) out += "---|";
+    out += "\n";
+    for (const std::string& row : names) {
+      out += "| " + row + " |";
+      for (const std::string& col : names) {
+        auto it = cell_.find({row, col});
+        out += fmt::format(" {} |", it == cell_.end() ? 0 : it->second);
+      }
+      out += row == "none" ? " |\n" : fmt::format(" {:.2f} |\n", Score(row));
+    }
+    return out +
+           fmt::format("\noverall: {:.3f} (TP / (TP + FP + FN) over all findings)\n", Overall());
+  }
+
+ private:
+  static double Get(const std::map<std::string, int>& m, const std::string& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0 : it->second;
+  }
+  std::map<std::pair<std::string, std::string>, int> cell_;
+  std::map<std::string, int> tp_, fp_, fn_;
+};
+
+TEST(GroundTruth, ScenarioSuite) {
+  fs::path dir = fs::path(GPUSCOPE_SOURCE_DIR) / "sim/scenarios/diagnosis";
+  std::vector<Expectation> suite = LoadExpectations(dir);
+  ASSERT_GE(suite.size(), 10u);
+  Confusion confusion;
+  std::string mistakes;
+  for (const Expectation& e : suite) {
+    OfflineOptions o;
+    o.nvml_path = std::string(GPUSCOPE_BINARY_DIR) + "/sim/libnvidia-ml.so.1";
+    o.scenario = e.scenario;
+    o.end_seconds = e.end;
+    Result<OfflineRun> run = SampleScenario(o);
+    ASSERT_TRUE(run.ok()) << e.scenario << ": " << run.status().message();
+    std::vector<GpuDiagnosis> results =
+        RunDiagnose(*run->snapshot, run->sampler->window(), RunOptions{});
+    ASSERT_EQ(results.size(), e.gpus.size()) << e.scenario << ": label every GPU";
+    for (const GpuDiagnosis& d : results) {
+      std::set<std::string> found;
+      for (const Finding& f : d.findings) {
+        found.insert(std::string(KindName(f.kind)));
+        EXPECT_GE(f.confidence, 0.0);
+        EXPECT_LE(f.confidence, 1.0);
+      }
+      const std::set<std::string>& expected = e.gpus.at(d.slot);
+      confusion.Add(expected, found);
+      if (found != expected) {
+        mistakes += fmt::format("  {} GPU {}: expected [{}] found [{}]\n",
+                                fs::path(e.scenario).filename().string(), d.slot,
+                                fmt::join(expected, ", "), fmt::join(found, ", "));
+      }
+      // A healthy compute-bound GPU must carry no throttling or bottleneck.
+      if (expected == std::set<std::string>{"compute_bound"}) {
+        EXPECT_EQ(found, expected) << e.scenario << " GPU " << d.slot;
+      }
+    }
+  }
+  std::string table = confusion.Table();
+  std::printf("\nDiagnosis confusion matrix (%zu scenarios):\n%s", suite.size(), table.c_str());
+  if (!mistakes.empty()) std::printf("Mismatches:\n%s", mistakes.c_str());
+  EXPECT_GE(confusion.Overall(), kMinOverall);
+  for (FindingKind k : kAllFindingKinds) {
+    EXPECT_GE(confusion.Score(std::string(KindName(k))), kMinPerClass) << KindName(k);
+  }
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis

@@ -1,0 +1,194 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/monitor.h"
+#include "analysis/report.h"
+#include "analysis/window_stats.h"
+#include "analysis_test_util.h"
+
+namespace gpuscope::analysis {
+namespace {
+
+using test_util::FakeGpu;
+using test_util::Fill;
+using test_util::kGiB;
+using test_util::Level;
+using test_util::MakeGpu;
+using ::testing::HasSubstr;
+
+Series Make(std::vector<double> t, std::vector<double> v) { return Series{t, v}; }
+
+TEST(WindowStats, LeastSquaresSlope) {
+  Series s;
+  for (int i = 0; i < 100; ++i) s.t.push_back(1.7e9 + i), s.v.push_back(5 + 2.5 * i);
+  LinearFit fit = FitLine(s);
+  EXPECT_NEAR(fit.slope, 2.5, 1e-6);
+  EXPECT_NEAR(fit.r2, 1.0, 1e-9);
+  EXPECT_NEAR(fit.At(1.7e9 + 10), 30, 1e-3);
+  Series flat = Make({0, 1, 2}, {4, 4, 4});
+  EXPECT_DOUBLE_EQ(FitLine(flat).slope, 0);
+}
+
+TEST(WindowStats, SharesRunsAndTrailing) {
+  Series s = Make({0, 1, 2, 3, 4, 5, 6, 7}, {0, 0, 9, 9, 0, 9, 0, 0});
+  auto low = [](double v) { return v < 1; };
+  EXPECT_DOUBLE_EQ(ShareWhere(s, low), 5.0 / 8);
+  EXPECT_EQ(CountRuns(s, low), 3);
+  EXPECT_DOUBLE_EQ(TrailingRunSeconds(s, low), 2);
+  EXPECT_DOUBLE_EQ(TrailingRunSeconds(s, [](double v) { return v > 1; }), 0);
+}
+
+TEST(WindowStats, CounterRateAndReasonBits) {
+  std::vector<WindowPoint> points(11);
+  for (int i = 0; i <= 10; ++i) {
+    points[i].t = i;
+    points[i].values[Index(Metric::kThrottleSwPowerCap)] = static_cast<float>(0.3 * i);
+    points[i].present.set(Index(Metric::kThrottleSwPowerCap));
+    points[i].values[Index(Metric::kClockReasons)] = i < 4 ? 0x44 : 0x1;
+    points[i].present.set(Index(Metric::kClockReasons));
+  }
+  EXPECT_NEAR(*CounterRate(points, Metric::kThrottleSwPowerCap), 0.3, 1e-6);
+  EXPECT_FALSE(CounterRate(points, Metric::kThrottleHwThermal).has_value());
+  EXPECT_NEAR(*ReasonShare(points, 0x40), 4.0 / 11, 1e-9);
+  EXPECT_NEAR(*ReasonShare(points, 0x80), 0, 1e-9);
+}
+
+TEST(ParseDuration, Forms) {
+  EXPECT_DOUBLE_EQ(*ParseDuration("300"), 300);
+  EXPECT_DOUBLE_EQ(*ParseDuration("5m"), 300);
+  EXPECT_DOUBLE_EQ(*ParseDuration("1m30s"), 90);
+  EXPECT_DOUBLE_EQ(*ParseDuration("1h"), 3600);
+  for (const char* bad : {"", "m", "5x", "1m30", "-5m", "0"}) {
+    Result<double> r = ParseDuration(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_THAT(r.status().message(), HasSubstr("bad duration"));
+    }
+  }
+}
+
+// A snapshot + window of one thermally throttled H100 and one idle-held A100.
+struct Node {
+  Snapshot snapshot;
+  Window window{Window::Options{}};
+};
+
+void AddGpu(Node& node, FakeGpu g, unsigned index) {
+  g.info.index = index;
+  g.info.uuid = "GPU-" + std::to_string(index);
+  for (const WindowPoint& p : g.points) node.window.Append(node.snapshot.gpus.size(), p);
+  node.snapshot.gpus.push_back(g.info);
+  node.snapshot.samples.push_back(g.latest);
+}
+
+void MakeNode(Node& node) {
+  FakeGpu hot = MakeGpu(true);
+  Fill(hot, 300, [](int i, Level& l) {
+    if (i >= 60) l.reasons = 0x60, l.temp = 89, l.clock = 1700;
+  });
+  AddGpu(node, hot, 0);
+  FakeGpu held = MakeGpu(false);
+  held.latest.processes.push_back({77, "jupyter", static_cast<uint64_t>(20 * kGiB), {}, {}});
+  Fill(held, 300, [](int, Level& l) { l.util = 0, l.power = 60, l.used_gib = 20; });
+  AddGpu(node, held, 1);
+  node.snapshot.timestamp = 1299;
+}
+
+TEST(Report, TextNamesVerdictEvidenceAndAction) {
+  Node node;
+  MakeNode(node);
+  std::string text = FormatText(RunDiagnose(node.snapshot, node.window, {}));
+  EXPECT_THAT(text, HasSubstr("GPU 0: NVIDIA H100 80GB HBM3 (GPU-0)"));
+  EXPECT_THAT(text, HasSubstr("[thermal_throttle] confidence"));
+  EXPECT_THAT(text, HasSubstr("thermal_reason_share 0.80 >= 0.10"));
+  EXPECT_THAT(text, HasSubstr("action: Check airflow"));
+  EXPECT_THAT(text, HasSubstr("[idle_held]"));
+}
+
+TEST(Report, SelectsSlotsAndWritesJson) {
+  Node node;
+  MakeNode(node);
+  RunOptions o;
+  o.slots = {1, 7};  // 7 does not exist: skipped
+  std::vector<GpuDiagnosis> r = RunDiagnose(node.snapshot, node.window, o);
+  ASSERT_EQ(r.size(), 1u);
+  nlohmann::json j = nlohmann::json::parse(FormatJson(r));
+  ASSERT_EQ(j["gpus"].size(), 1u);
+  const auto& g = j["gpus"][0];
+  EXPECT_EQ(g["index"], 1);
+  EXPECT_EQ(g["findings"][0]["kind"], "idle_held");
+  EXPECT_GT(g["findings"][0]["confidence"].get<double>(), 0.5);
+  EXPECT_EQ(g["findings"][0]["evidence"][0]["signal"], "idle_share");
+  EXPECT_EQ(g["findings"][0]["evidence"][0]["comparison"], ">=");
+}
+
+TEST(Monitor, BottleneckFamiliesCoverEveryKind) {
+  Node node;
+  MakeNode(node);
+  std::vector<prom::Family> fams = BottleneckFamilies(RunDiagnose(node.snapshot, node.window, {}));
+  ASSERT_GE(fams.size(), 2u);
+  EXPECT_EQ(fams[0].name, "gpuscope_bottleneck");
+  EXPECT_EQ(fams[0].samples.size(), 2 * kFindingKindCount);
+  EXPECT_EQ(fams[1].name, "gpuscope_bottleneck_confidence");
+  double thermal = -1, idle = -1;
+  for (const prom::Sample& s : fams[0].samples) {
+    if (s.gpu == 0 && s.labels[0].second == "thermal_throttle") thermal = s.value;
+    if (s.gpu == 0 && s.labels[0].second == "idle") idle = s.value;
+  }
+  EXPECT_EQ(thermal, 1);
+  EXPECT_EQ(idle, 0);
+}
+
+TEST(Monitor, IntegratesIdleHeldTimeAndCost) {
+  Node node;
+  MakeNode(node);
+  MonitorOptions o;
+  o.gpu_hour_price = 2.0;
+  DiagnosisMonitor m(o);
+  for (int i = 0; i < 4; ++i) {
+    node.snapshot.timestamp = 1000 + 30.0 * i;  // three 30 s intervals
+    for (GpuSample& s : node.snapshot.samples) s.Set(Metric::kGpuUtil, s.Get(Metric::kGpuUtil));
+    m.Update(node.snapshot, node.window);
+  }
+  EXPECT_DOUBLE_EQ(m.IdleHeldSeconds("GPU-1"), 90);
+  EXPECT_DOUBLE_EQ(m.IdleHeldSeconds("GPU-0"), 0);
+  std::vector<prom::Family> fams = m.Families();
+  const prom::Family* cost = nullptr;
+  for (const prom::Family& f : fams) {
+    if (f.name == "gpuscope_wasted_cost_total") cost = &f;
+  }
+  ASSERT_NE(cost, nullptr);
+  ASSERT_EQ(cost->samples.size(), 2u);
+  for (const prom::Sample& s : cost->samples) {
+    EXPECT_DOUBLE_EQ(s.value, s.gpu == 1 ? 90.0 / 3600 * 2.0 : 0.0);
+  }
+  EXPECT_EQ(m.Latest().size(), 2u);
+}
+
+TEST(Monitor, LongGapsAreCapped) {
+  Node node;
+  MakeNode(node);
+  DiagnosisMonitor m(MonitorOptions{});
+  node.snapshot.timestamp = 1000;
+  m.Update(node.snapshot, node.window);
+  node.snapshot.timestamp = 5000;  // agent suspended for an hour
+  m.Update(node.snapshot, node.window);
+  EXPECT_DOUBLE_EQ(m.IdleHeldSeconds("GPU-1"), 60);
+  for (const prom::Family& f : m.Families()) EXPECT_NE(f.name, "gpuscope_wasted_cost_total");
+}
+
+TEST(Monitor, IdleHeldNowNeedsHeldMemory) {
+  GpuSample s;
+  s.Set(Metric::kGpuUtil, 0);
+  EXPECT_FALSE(IsIdleHeldNow(s));
+  s.processes.push_back({1, "x", std::nullopt, {}, {}});
+  s.Set(Metric::kMemoryUsed, 4 * kGiB);  // sizes hidden: the GPU's used memory counts
+  EXPECT_TRUE(IsIdleHeldNow(s));
+  s.Set(Metric::kGpuUtil, 40);
+  EXPECT_FALSE(IsIdleHeldNow(s));
+}
+
+}  // namespace
+}  // namespace gpuscope::analysis
