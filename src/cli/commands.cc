@@ -1,0 +1,129 @@
+#include "cli/commands.h"
+
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "cli/query_command.h"
+#include "cli/serve.h"
+#include "cli/summary.h"
+#include "cli/version.h"
+
+namespace gpuscope::cli {
+namespace {
+
+Status RunHelp(Invocation& inv) {
+  *inv.out << Usage();
+  return Status::Ok();
+}
+
+// One row per subcommand. Add new commands here (and include their header).
+// clang-format off
+constexpr Command kCommands[] = {
+  {"",        "Summary table of every GPU (like nvidia-smi without arguments).", RunSummary},
+  {"query",   "nvidia-smi compatible CSV: --query-gpu=... --format=csv [-l N].", RunQuery},
+  {"serve",   "Prometheus exporter on :9400 (dcgm-exporter compatible).",     RunServe},
+  // {"health",   "Health checks: XID, ECC, remapped rows, PCIe, NVLink.",       RunHealth},
+  // {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
+  // {"top",      "Live per-GPU and per-process view.",                          RunTop},
+  {"version", "Version and build information.",                                 RunVersion},
+  {"help",    "This list.",                                                     RunHelp},
+};
+// clang-format on
+
+bool IsQueryFlag(std::string_view arg) {
+  return arg.starts_with("--query-") || arg.starts_with("--help-query-");
+}
+
+}  // namespace
+
+std::span<const Command> Commands() { return kCommands; }
+
+const Command* FindCommand(std::string_view name) {
+  for (const Command& command : kCommands) {
+    if (command.name == name) return &command;
+  }
+  return nullptr;
+}
+
+Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
+  Invocation inv;
+  inv.args = argv;
+  Result<CommonOptions> common = ExtractCommonOptions(&inv.args);
+  if (!common.ok()) return common.status();
+  inv.common = *common;
+  inv.all_args = argv;
+  if (!inv.args.empty()) {
+    const std::string first = inv.args.front();
+    bool is_word = !first.starts_with("-");
+    if (first == "-h" || first == "--help") {
+      inv.command = "help";
+    } else if (first == "--version") {
+      inv.command = "version";
+    } else if (IsQueryFlag(first)) {
+      inv.command = "query";  // nvidia-smi style: every argument is query's
+    } else if (is_word) {
+      inv.command = first;
+    } else {
+      return Status::InvalidArgument("Unknown option \"" + first +
+                                     "\"; run gpuscope --help for the commands.");
+    }
+    if (is_word || inv.command != "query") {
+      inv.args.erase(inv.args.begin());
+      // The first argument left by ExtractCommonOptions is the first one in
+      // argv that is neither a common option nor its value.
+      auto at = std::find(inv.all_args.begin(), inv.all_args.end(), first);
+      if (at != inv.all_args.end()) inv.all_args.erase(at);
+    }
+  }
+  if (FindCommand(inv.command) == nullptr) {
+    return Status::InvalidArgument("Unknown command \"" + inv.command +
+                                   "\"; run gpuscope --help for the commands.");
+  }
+  return inv;
+}
+
+int ExitCodeFor(const Status& status) {
+  switch (status.code()) {
+    case Status::Code::kOk:
+      return 0;
+    case Status::Code::kInvalidArgument:
+      return 2;
+    case Status::Code::kNotSupported:
+      return 3;
+    case Status::Code::kNotFound:
+      return 6;
+    case Status::Code::kUnavailable:
+      return 9;
+    case Status::Code::kInternal:
+      return 1;
+  }
+  return 1;
+}
+
+void LogToStderr() {
+  auto logger = std::make_shared<spdlog::logger>("gpuscope",
+                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
+  spdlog::set_default_logger(std::move(logger));
+}
+
+std::string Usage() {
+  std::string text =
+      "Usage: gpuscope [COMMAND] [OPTIONS]\n"
+      "GPU observability for NVIDIA GPUs, through NVML.\n\nCommands:\n";
+  for (const Command& command : kCommands) {
+    std::string name = command.name.empty() ? "(none)" : std::string(command.name);
+    name.resize(10, ' ');
+    text += "  " + name + std::string(command.summary) + "\n";
+  }
+  text +=
+      "\nOptions of every command:\n"
+      "  --nvml-lib PATH       NVML library to load (env GPUSCOPE_NVML_LIB; default "
+      "libnvidia-ml.so.1)\n"
+      "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n";
+  return text;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,115 @@
+#include "cli/common_options.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string_view>
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr const char* kDefaultNvmlLibrary = "libnvidia-ml.so.1";
+constexpr const char* kEnvNvmlLib = "GPUSCOPE_NVML_LIB";
+constexpr const char* kEnvScenario = "GPUSCOPE_SIM_SCENARIO";
+
+// A --simulate value naming a file rather than a shipped scenario.
+bool IsPath(std::string_view value) {
+  return value.find('/') != std::string_view::npos || value.ends_with(".yaml") ||
+         value.ends_with(".yml");
+}
+
+}  // namespace
+
+Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
+  CommonOptions options;
+  struct Spec {
+    std::string_view flag;
+    std::string* target;
+  };
+  const Spec specs[] = {{"--nvml-lib", &options.nvml_lib}, {"--simulate", &options.simulate}};
+  std::vector<std::string> rest;
+  for (std::size_t i = 0; i < args->size(); ++i) {
+    std::string_view arg = (*args)[i];
+    const Spec* hit = nullptr;
+    for (const Spec& spec : specs) {
+      if (arg == spec.flag || (arg.starts_with(spec.flag) && arg[spec.flag.size()] == '=')) {
+        hit = &spec;
+      }
+    }
+    if (hit == nullptr) {
+      rest.emplace_back(arg);
+      continue;
+    }
+    if (arg.size() > hit->flag.size()) {
+      *hit->target = arg.substr(hit->flag.size() + 1);
+    } else if (i + 1 < args->size()) {
+      *hit->target = (*args)[++i];
+    } else {
+      return Status::InvalidArgument("Option " + std::string(hit->flag) + " needs a value.");
+    }
+    if (hit->target->empty()) {
+      return Status::InvalidArgument("Option " + std::string(hit->flag) + " needs a value.");
+    }
+  }
+  *args = std::move(rest);
+  return options;
+}
+
+std::vector<std::string> SimulatorCandidates(const std::string& exe_dir) {
+  return {exe_dir + "/sim/libnvidia-ml.so.1", exe_dir + "/../lib/gpuscope/sim/libnvidia-ml.so.1"};
+}
+
+std::string ExecutableDir() {
+  std::error_code ec;
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : exe.parent_path().string();
+}
+
+Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLookup& env,
+                                      const std::string& exe_dir, const FileExists& exists) {
+  if (!options.nvml_lib.empty()) return options.nvml_lib;
+  if (!options.simulate.empty()) {
+    std::vector<std::string> candidates = SimulatorCandidates(exe_dir);
+    for (const std::string& path : candidates) {
+      if (exists(path)) return path;
+    }
+    return Status::NotFound("The simulator library was not found (looked for " + candidates[0] +
+                            " and " + candidates[1] + "); build it or pass --nvml-lib PATH.");
+  }
+  const char* from_env = env(kEnvNvmlLib);
+  if (from_env != nullptr && *from_env != '\0') return std::string(from_env);
+  return std::string(kDefaultNvmlLibrary);
+}
+
+Result<std::string> PrepareNvml(const CommonOptions& options) {
+  if (!options.simulate.empty()) {
+    std::string scenario = options.simulate;
+    if (IsPath(scenario)) {
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(scenario, ec)) {
+        return Status::NotFound("Scenario file " + scenario + " does not exist.");
+      }
+      scenario = std::filesystem::absolute(scenario, ec).string();
+    }
+    ::setenv(kEnvScenario, scenario.c_str(), 1);
+  }
+  return ChooseNvmlLibrary(
+      options, [](const char* name) { return std::getenv(name); }, ExecutableDir(),
+      [](const std::string& path) {
+        std::error_code ec;
+        return std::filesystem::exists(path, ec);
+      });
+}
+
+std::string ScenarioName(const CommonOptions& options, const EnvLookup& env) {
+  std::string value = options.simulate;
+  if (value.empty()) {
+    const char* from_env = env(kEnvScenario);
+    value = from_env != nullptr ? from_env : "";
+  }
+  if (IsPath(value)) return std::filesystem::path(value).stem().string();
+  return value;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,54 @@
+// Options every gpuscope command accepts, and how they choose the NVML
+// library:
+//   --nvml-lib PATH       the library to dlopen (env GPUSCOPE_NVML_LIB;
+//                         default libnvidia-ml.so.1, the driver's)
+//   --simulate NAME|PATH  run on the simulator built next to the binary
+//                         (<exe dir>/sim/libnvidia-ml.so.1, or installed as
+//                         <exe dir>/../lib/gpuscope/sim/libnvidia-ml.so.1) with
+//                         that scenario (exported as GPUSCOPE_SIM_SCENARIO)
+// Precedence: --nvml-lib, then --simulate's simulator, then
+// GPUSCOPE_NVML_LIB, then the default.
+// Thread safety: the pure functions are safe anywhere; PrepareNvml sets the
+// process environment and must run before other threads start.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::cli {
+
+struct CommonOptions {
+  std::string nvml_lib;  // --nvml-lib; empty when not given
+  std::string simulate;  // --simulate; empty when not given
+};
+
+// Removes the common options (`--opt VALUE` or `--opt=VALUE`, anywhere) from
+// `args` and returns them.
+Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args);
+
+// Where the simulator may lie, in search order, for a binary in `exe_dir`.
+std::vector<std::string> SimulatorCandidates(const std::string& exe_dir);
+
+// The directory of the running binary (from /proc/self/exe); "" if unknown.
+std::string ExecutableDir();
+
+using EnvLookup = std::function<const char*(const char*)>;
+using FileExists = std::function<bool(const std::string&)>;
+
+// The library path to dlopen (pure: environment and file system injected).
+Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLookup& env,
+                                      const std::string& exe_dir, const FileExists& exists);
+
+// Applies the options to this process: with --simulate, checks a scenario
+// path exists and exports GPUSCOPE_SIM_SCENARIO (paths made absolute). Returns
+// the library path to open.
+Result<std::string> PrepareNvml(const CommonOptions& options);
+
+// The scenario shown to users: --simulate's value or GPUSCOPE_SIM_SCENARIO,
+// a path shortened to its file stem; "" when neither is set.
+std::string ScenarioName(const CommonOptions& options, const EnvLookup& env);
+
+}  // namespace gpuscope::cli

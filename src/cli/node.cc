@@ -1,0 +1,56 @@
+#include "cli/node.h"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+
+#include "collect/sampler.h"
+#include "nvml/library.h"
+
+namespace gpuscope::cli {
+namespace {
+
+class NvmlNode : public Node {
+ public:
+  NvmlNode(std::unique_ptr<collect::Sampler> sampler, std::string scenario)
+      : sampler_(std::move(sampler)), scenario_(std::move(scenario)) {
+    std::shared_ptr<const nvml::Library> library = sampler_->library();
+    simulated_ =
+        !scenario_.empty() || (library && library->FindSymbol("gpuscopeSimLastError") != nullptr);
+  }
+
+  Result<SnapshotPtr> Sample() override {
+    SnapshotPtr snapshot = sampler_->SampleOnce(/*all_tiers=*/true);
+    if (!snapshot || !snapshot->nvml_up) {
+      return Status::Unavailable(snapshot && !snapshot->nvml_error.empty()
+                                     ? snapshot->nvml_error
+                                     : std::string("NVML stopped answering."));
+    }
+    return snapshot;
+  }
+
+  bool simulated() const override { return simulated_; }
+  const std::string& scenario() const override { return scenario_; }
+
+ private:
+  std::unique_ptr<collect::Sampler> sampler_;
+  std::string scenario_;
+  bool simulated_ = false;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Node>> Node::Open(const CommonOptions& options) {
+  Result<std::string> path = PrepareNvml(options);
+  if (!path.ok()) return path.status();
+  // One-shot commands print only what was asked; warnings still reach stderr.
+  spdlog::set_level(spdlog::level::warn);
+  collect::SamplerOptions sampler_options;
+  sampler_options.nvml_path = *path;
+  auto sampler = std::make_unique<collect::Sampler>(sampler_options);
+  GPUSCOPE_RETURN_IF_ERROR(sampler->Open());
+  std::string scenario = ScenarioName(options, [](const char* name) { return std::getenv(name); });
+  return std::unique_ptr<Node>(new NvmlNode(std::move(sampler), std::move(scenario)));
+}
+
+}  // namespace gpuscope::cli

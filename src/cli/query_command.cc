@@ -1,0 +1,112 @@
+#include "cli/query_command.h"
+
+#include <fstream>
+
+#include "cli/node.h"
+#include "cli/stop.h"
+
+namespace gpuscope::cli {
+namespace {
+
+std::string FieldList(bool gpu) {
+  std::string text;
+  if (gpu) {
+    for (const GpuField& f : GpuFields()) {
+      text += std::string(f.name) + (f.unit.empty() ? "" : " [" + std::string(f.unit) + "]") +
+              (f.kind == GpuField::Kind::kNotAvailable ? "  (always [N/A] here)" : "") + "\n";
+    }
+  } else {
+    for (const AppField& f : AppFields()) {
+      text += std::string(f.name) + (f.unit.empty() ? "" : " [" + std::string(f.unit) + "]") + "\n";
+    }
+  }
+  return text;
+}
+
+// One block of rows (and the header the first time).
+Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, std::ostream& out) {
+  Result<std::vector<std::size_t>> gpus = SelectGpus(snapshot, plan.ids);
+  if (!gpus.ok()) return gpus.status();
+  if (gpus->empty()) return Status::NotFound("No devices were found.");
+  if (!plan.gpu_fields.empty()) {
+    if (header) out << FormatGpuHeader(plan.gpu_fields, plan.csv);
+    out << FormatGpuRows(snapshot, *gpus, plan.gpu_fields, plan.csv);
+  } else {
+    if (header) out << FormatAppHeader(plan.app_fields, plan.csv);
+    out << FormatAppRows(snapshot, *gpus, plan.app_fields, plan.csv);
+  }
+  out.flush();
+  if (!out) return Status::Internal("Writing the query output failed.");
+  return Status::Ok();
+}
+
+Status Execute(const QueryPlan& plan, const CommonOptions& common, std::ostream& out) {
+  Result<std::unique_ptr<Node>> node = Node::Open(common);
+  if (!node.ok()) return node.status();
+  if (plan.loop) InstallStopHandlers();
+  return RunQueryLoop(
+      plan, [&node] { return (*node)->Sample(); }, SleepUntil, out);
+}
+
+}  // namespace
+
+Result<QueryPlan> PlanQuery(const QueryArgs& args) {
+  QueryPlan plan;
+  plan.csv = args.csv;
+  plan.loop = args.loop;
+  plan.ids = args.ids;
+  if (!args.gpu_fields.empty()) {
+    Result<std::vector<const GpuField*>> fields = ResolveGpuFields(args.gpu_fields);
+    if (!fields.ok()) return fields.status();
+    plan.gpu_fields = *fields;
+  } else {
+    Result<std::vector<const AppField*>> fields = ResolveAppFields(args.app_fields);
+    if (!fields.ok()) return fields.status();
+    plan.app_fields = *fields;
+  }
+  return plan;
+}
+
+Status RunQueryLoop(const QueryPlan& plan, const SnapshotSource& source, const Waiter& wait,
+                    std::ostream& out) {
+  auto next = std::chrono::steady_clock::now();
+  for (bool first = true;; first = false) {
+    Result<SnapshotPtr> snapshot = source();
+    if (!snapshot.ok()) return snapshot.status();
+    GPUSCOPE_RETURN_IF_ERROR(PrintOnce(plan, **snapshot, first && plan.csv.header, out));
+    if (!plan.loop) return Status::Ok();
+    // Fixed cadence from the start; skip ticks a slow sample overran.
+    next += *plan.loop;
+    auto now = std::chrono::steady_clock::now();
+    if (next < now) next = now + *plan.loop;
+    if (!wait(next)) return Status::Ok();
+  }
+}
+
+Status RunQuery(Invocation& inv) {
+  Result<QueryArgs> args = ParseQueryArgs(inv.args);
+  if (!args.ok()) return args.status();
+  switch (args->help) {
+    case QueryArgs::Help::kUsage:
+      *inv.out << QueryUsage();
+      return Status::Ok();
+    case QueryArgs::Help::kGpuFields:
+      *inv.out << FieldList(true);
+      return Status::Ok();
+    case QueryArgs::Help::kAppFields:
+      *inv.out << FieldList(false);
+      return Status::Ok();
+    case QueryArgs::Help::kNone:
+      break;
+  }
+  Result<QueryPlan> plan = PlanQuery(*args);
+  if (!plan.ok()) return plan.status();
+  if (args->filename.empty()) return Execute(*plan, inv.common, *inv.out);
+  std::ofstream file(args->filename, std::ios::out | std::ios::trunc);
+  if (!file) {
+    return Status::NotFound("Cannot open " + args->filename + " for writing.");
+  }
+  return Execute(*plan, inv.common, file);
+}
+
+}  // namespace gpuscope::cli

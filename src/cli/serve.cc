@@ -1,0 +1,242 @@
+#include "cli/serve.h"
+
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <sstream>
+
+#include "cli/serve_config.h"
+#include "cli/serve_exporter.h"
+#include "cli/serve_http.h"
+#include "cli/settings.h"
+#include "health/events.h"
+
+namespace gpuscope::cli {
+namespace {
+
+const char* Env(const char* name) { return std::getenv(name); }
+
+Result<Settings> LoadSettings(const std::vector<std::string>& args) {
+  const std::string path = ConfigPath(args, Env);
+  std::string yaml;
+  if (!path.empty()) {
+    std::ifstream in(path);
+    if (!in) return Status::NotFound("cannot read the configuration file " + path);
+    std::ostringstream text;
+    text << in.rdbuf();
+    yaml = text.str();
+  }
+  return ResolveSettings(kServeSettings, args, Env, yaml, path);
+}
+
+// The frozen simulator time when serve should run deterministically.
+std::optional<double> FrozenTime(bool simulated) {
+  const char* value = Env("GPUSCOPE_SIM_FROZEN_TIME");
+  if (!simulated || value == nullptr || *value == '\0') return std::nullopt;
+  char* end = nullptr;
+  const double t = std::strtod(value, &end);
+  if (*end != '\0' || !std::isfinite(t)) return std::nullopt;
+  return t;
+}
+
+// Everything serve runs, in construction order (destroyed in reverse).
+struct Service {
+  ServeConfig config;
+  std::string source;  // for logs and the index page
+  bool simulated = false;
+  std::unique_ptr<Exporter> exporter;
+  std::unique_ptr<collect::Sampler> sampler;
+  std::unique_ptr<http::Server> server;
+  std::shared_ptr<const nvml::Library> events_library;  // outlives events
+  std::unique_ptr<health::EventMonitor> events;
+  bool events_tried = false;
+};
+
+void StartEvents(Service& s, const collect::Clock& clock) {
+  if (s.events_tried) return;
+  std::shared_ptr<const nvml::Library> library = s.sampler->library();
+  if (!library) return;
+  s.events_tried = true;
+  health::EventMonitor::Options options;
+  options.xid_window_seconds = s.config.xid_window_s;
+  options.clock = clock;
+  auto monitor = health::EventMonitor::Start(*library, options);
+  if (!monitor.ok()) {
+    spdlog::info("XID/ECC events not watched: {}", monitor.status().message());
+    return;
+  }
+  s.events_library = std::move(library);
+  s.events = std::move(*monitor);
+  s.exporter->SetEventSource([monitor = s.events.get()] { return monitor->State(); });
+}
+
+void Reload(Service& s) {
+  spdlog::info("SIGHUP: reloading the counters file and the web-config file");
+  Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
+  if (!counters.ok()) {
+    spdlog::error("reload: keeping the previous counters: {}", counters.status().message());
+  } else {
+    for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
+    s.exporter->SetCounters(std::move(*counters));
+  }
+  Status web = s.server->Reload();
+  if (!web.ok()) spdlog::error("reload: keeping the previous web-config: {}", web.message());
+}
+
+// Waits for SIGTERM/SIGINT, handling SIGHUP and late event-thread starts.
+void WaitForSignals(Service& s, const sigset_t& signals, const collect::Clock& clock) {
+  while (true) {
+    const timespec tick{1, 0};
+    const int signal = sigtimedwait(&signals, nullptr, &tick);
+    if (signal == SIGTERM || signal == SIGINT) {
+      spdlog::info("{}: stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      return;
+    }
+    if (signal == SIGHUP) Reload(s);
+    StartEvents(s, clock);
+  }
+}
+
+Status Configure(Invocation& inv, Service& s) {
+  Result<Settings> settings = LoadSettings(inv.all_args);
+  if (!settings.ok()) return settings.status();
+  Result<ServeConfig> config = BuildServeConfig(*settings);
+  if (!config.ok()) return config.status();
+  s.config = std::move(*config);
+  spdlog::set_level(spdlog::level::from_str(s.config.log_level));
+  Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
+  if (!counters.ok()) return counters.status();
+  for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
+  s.config.render.counters = std::move(*counters);
+  Result<std::string> library = PrepareNvml(s.config.nvml);
+  if (!library.ok()) return library.status();
+  s.config.sampler.nvml_path = *library;
+  const std::string scenario = ScenarioName(s.config.nvml, Env);
+  s.simulated = !scenario.empty();
+  s.source = s.simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
+  if (s.config.kubernetes) spdlog::warn("-k/--kubernetes: pod labels are not supported yet");
+  return Status::Ok();
+}
+
+ExporterOptions MakeExporterOptions(const ServeConfig& c, bool frozen) {
+  ExporterOptions o;
+  o.render = c.render;
+  o.health = c.health;
+  o.health_families = XidFamilyOptions(c.render.counters);
+  o.monitor = c.monitor;
+  o.hostname = c.hostname;
+  o.stale_after_s = c.stale_after_s;
+  o.frozen_clock = frozen;
+  return o;
+}
+
+Status Serve(Service& s, const sigset_t& signals) {
+  std::optional<double> frozen = FrozenTime(s.simulated);
+  collect::Clock clock = collect::SystemClock;
+  if (frozen) clock = [t = *frozen] { return t; };
+  s.exporter = std::make_unique<Exporter>(MakeExporterOptions(s.config, frozen.has_value()), clock);
+  s.sampler = std::make_unique<collect::Sampler>(s.config.sampler, clock);
+  s.sampler->OnPublish(
+      [&s](const SnapshotPtr& snapshot) { s.exporter->OnSnapshot(snapshot, s.sampler->window()); });
+  s.server = std::make_unique<http::Server>(s.config.server);
+  Status opened = s.sampler->Open();
+  if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
+  StartEvents(s, clock);
+  SnapshotPtr first = s.sampler->SampleOnce();
+  RegisterEndpoints(*s.server, *s.exporter,
+                    {GPUSCOPE_VERSION, s.source, first->gpus.size(),
+                     std::string(s.config.render.metrics == prom::MetricSet::kBoth   ? "both"
+                                 : s.config.render.metrics == prom::MetricSet::kDcgm ? "dcgm"
+                                                                                     : "native")});
+  GPUSCOPE_RETURN_IF_ERROR(s.server->Start());
+  s.sampler->Start();
+  spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",
+               GPUSCOPE_VERSION, s.config.server.listen_address, s.server->port(),
+               s.server->tls_enabled() ? ", TLS" : "", first->gpus.size(), s.source,
+               frozen ? ", clock frozen" : "");
+  WaitForSignals(s, signals, clock);
+  s.server->Stop();
+  if (s.events) s.events->Stop();
+  s.sampler->Stop();
+  return Status::Ok();
+}
+
+bool WantsHelp(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "-h" || arg == "--help") return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status RunServe(Invocation& inv) {
+  if (WantsHelp(inv.all_args)) {
+    *inv.out << ServeUsage();
+    return Status::Ok();
+  }
+  Service service;
+  GPUSCOPE_RETURN_IF_ERROR(Configure(inv, service));
+  // Blocked before any thread starts, so every thread inherits the mask and
+  // the signals are only ever taken by sigtimedwait in this thread.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  Status status = Serve(service, signals);
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  return status;
+}
+
+std::string ServeUsage() {
+  std::string text =
+      "Usage: gpuscope serve [OPTIONS]\n"
+      "Prometheus exporter, compatible with dcgm-exporter (names, labels, flags, counters "
+      "CSV).\nSettings come from flags, then GPUSCOPE_* environment variables, then the YAML "
+      "file of --config, then defaults.\n\n";
+  for (const SettingDef& def : kServeSettings) {
+    std::string flags = (def.short_flag.empty() ? "    " : std::string(def.short_flag) + ", ") +
+                        "--" + std::string(def.key) + (def.is_switch ? "" : " VALUE");
+    text += "  " + flags + "\n      " + std::string(def.help) + "\n      env " +
+            std::string(def.env) +
+            (def.default_value.empty() ? "" : ", default " + std::string(def.default_value)) + "\n";
+  }
+  return text;
+}
+
+std::string ConfigurationDoc() {
+  return "# Configuring `gpuscope serve`\n\n"
+         "<!-- Generated from src/cli/settings.cc by ConfigurationDoc() (src/cli/serve.cc); "
+         "regenerate with\n     GPUSCOPE_UPDATE_DOCS=1 build/<dir>/cli_tests "
+         "--gtest_filter='ServeDocs.*' -->\n\n"
+         "Every setting has a command-line flag (dcgm-exporter's short flags where it has one), "
+         "a `GPUSCOPE_*`\nenvironment variable and a key in the optional YAML file given with "
+         "`--config`. Flags win over\nthe environment, which wins over the file, which wins "
+         "over the defaults. Durations accept\n`250ms`, `10s`, `5m`, `1h` or bare "
+         "milliseconds.\n\n" +
+         SettingsMarkdown(kServeSettings) +
+         "\n## Example file\n\n```yaml\naddress: \":9400\"\ncollect-interval: 1s\n"
+         "collectors: /etc/dcgm-exporter/default-counters.csv\nmetrics: both\n"
+         "web-config-file: /etc/gpuscope/web-config.yml\n```\n\n"
+         "## Signals\n\n"
+         "- `SIGHUP` re-reads the counters file (`-f`) and the web-config file without closing "
+         "the listening\n  socket; a bad new file keeps the previous one and logs the error.\n"
+         "- `SIGTERM` and `SIGINT` stop serving and exit with status 0.\n\n"
+         "## Notes\n\n"
+         "- `gpuscope_scrapes_total` is counted per scrape and published with the next "
+         "sampling cycle, so\n  a scrape stays a copy of a pre-rendered body.\n"
+         "- `/health` answers 200 `OK` while sampling is fresh, 503 with the reason otherwise "
+         "(NVML down,\n  last cycle older than `stale-after`, every GPU lost).\n"
+         "- On the simulator, `GPUSCOPE_SIM_FROZEN_TIME=<seconds>` freezes the simulator and "
+         "serve's clock,\n  which makes `/metrics` byte-identical across runs (golden "
+         "tests).\n";
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,128 @@
+#include "cli/serve_config.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "collect/selection.h"
+
+namespace gpuscope::cli {
+namespace {
+
+Status SetIntervals(const Settings& s, ServeConfig& c) {
+  Result<double> fast = s.Seconds("collect-interval");
+  if (!fast.ok()) return fast.status();
+  if (*fast < 0.1) {
+    return Status::InvalidArgument("collect-interval: " + s.Get("collect-interval") +
+                                   " is shorter than the minimum of 100 ms");
+  }
+  Result<double> slow = s.Seconds("slow-interval");
+  if (!slow.ok()) return slow.status();
+  Result<double> pcie = s.Seconds("pcie-interval");
+  if (!pcie.ok()) return pcie.status();
+  Result<double> window = s.Seconds("window");
+  if (!window.ok()) return window.status();
+  if (*window <= 0) return Status::InvalidArgument("window: must be longer than 0");
+  c.sampler.fast_interval_s = *fast;
+  c.sampler.slow_interval_s = std::max(*slow, *fast);
+  c.sampler.pcie_interval_s = std::max(*pcie, *fast);
+  c.sampler.window_span_s = *window;
+  Result<double> stale = s.Seconds("stale-after");
+  if (!stale.ok()) return stale.status();
+  c.stale_after_s = *stale > 0 ? *stale : std::max(3 * *fast, 3.0);
+  // A GPU is judged stale by the health checks on the same horizon.
+  c.health.stale_after_seconds = std::max(c.stale_after_s, c.health.stale_after_seconds);
+  return Status::Ok();
+}
+
+Status SetServer(const Settings& s, ServeConfig& c) {
+  c.server.listen_address = s.Get("address");
+  c.server.web_config_file = s.Get("web-config-file");
+  Result<long> connections = s.Integer("max-connections");
+  if (!connections.ok()) return connections.status();
+  if (*connections < 1 || *connections > 100000) {
+    return Status::InvalidArgument("max-connections: must be between 1 and 100000");
+  }
+  c.server.max_connections = static_cast<unsigned>(*connections);
+  Result<double> timeout = s.Seconds("request-timeout");
+  if (!timeout.ok()) return timeout.status();
+  c.server.connection_timeout =
+      std::chrono::seconds(std::max<long>(1, std::lround(std::ceil(*timeout))));
+  return Status::Ok();
+}
+
+Status SetExport(const Settings& s, ServeConfig& c) {
+  std::optional<prom::MetricSet> metrics = prom::ParseMetricSet(s.Get("metrics"));
+  if (!metrics) {
+    return Status::InvalidArgument("metrics: '" + s.Get("metrics") +
+                                   "' is not one of dcgm, native, both");
+  }
+  c.render.metrics = *metrics;
+  c.render.no_hostname = s.Flag("no-hostname");
+  const std::string& label = s.Get("hostname-label");
+  if (label != "Hostname" && label != "hostname") {
+    return Status::InvalidArgument("hostname-label: '" + label + "' is not Hostname or hostname");
+  }
+  c.render.hostname_label = label;
+  c.hostname = s.Get("hostname");
+  c.counters_path = s.Get("collectors");
+  return Status::Ok();
+}
+
+Status SetAnalysis(const Settings& s, ServeConfig& c) {
+  Result<long> xid_ms = s.Integer("xid-count-window-size");
+  if (!xid_ms.ok()) return xid_ms.status();
+  if (*xid_ms <= 0) return Status::InvalidArgument("xid-count-window-size: must be positive");
+  c.xid_window_s = static_cast<double>(*xid_ms) / 1000;
+  c.health.xid_window_seconds = c.xid_window_s;
+  Result<double> price = s.Number("gpu-hour-price");
+  if (!price.ok()) return price.status();
+  if (*price < 0) return Status::InvalidArgument("gpu-hour-price: must not be negative");
+  if (*price > 0) c.monitor.gpu_hour_price = *price;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ServeConfig> BuildServeConfig(const Settings& settings) {
+  ServeConfig c;
+  GPUSCOPE_RETURN_IF_ERROR(SetIntervals(settings, c));
+  GPUSCOPE_RETURN_IF_ERROR(SetServer(settings, c));
+  GPUSCOPE_RETURN_IF_ERROR(SetExport(settings, c));
+  GPUSCOPE_RETURN_IF_ERROR(SetAnalysis(settings, c));
+  Result<collect::DeviceSelection> devices = collect::ParseDcgmDevices(settings.Get("devices"));
+  if (!devices.ok()) return devices.status().Context("devices");
+  c.sampler.devices = *devices;
+  c.kubernetes = settings.Flag("kubernetes");
+  const std::string& id_type = settings.Get("kubernetes-gpu-id-type");
+  if (id_type != "uid" && id_type != "device-name") {
+    return Status::InvalidArgument("kubernetes-gpu-id-type: '" + id_type +
+                                   "' is not uid or device-name");
+  }
+  if (settings.Origin("nvml-lib") != "default") c.nvml.nvml_lib = settings.Get("nvml-lib");
+  c.nvml.simulate = settings.Get("simulate");
+  c.log_level = settings.Get("log-level");
+  if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
+      c.log_level != "error") {
+    return Status::InvalidArgument("log-level: '" + c.log_level +
+                                   "' is not one of debug, info, warn, error");
+  }
+  return c;
+}
+
+Result<prom::CounterSet> LoadCounters(const std::string& path) {
+  if (path.empty()) return prom::DefaultCounterSet();
+  return prom::LoadCountersFile(path);
+}
+
+health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters) {
+  health::FamilyOptions options;
+  const prom::CounterEntry* entry = counters.Find("DCGM_EXP_XID_ERRORS_COUNT");
+  if (entry == nullptr) return options;
+  options.xid_count_window = true;
+  options.xid_count_type = entry->type == prom::CounterType::kCounter ? prom::FamilyType::kCounter
+                                                                      : prom::FamilyType::kGauge;
+  if (!entry->help.empty()) options.xid_count_help = entry->help;
+  return options;
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,56 @@
+// `gpuscope serve` configuration: turns the resolved settings (settings.h,
+// flags > GPUSCOPE_* environment > YAML --config > defaults) into the options
+// of every module serve runs: sampler, renderer, HTTP server, health checks,
+// diagnosis monitor. BuildServeConfig is a pure function of the settings; the
+// counters file is read separately (LoadCounters), so is the web-config (by
+// the HTTP server).
+//
+// Interval rules: -c is the fast tier (>= 100 ms); the slow and PCIe tiers
+// never run faster than it (raised to -c when set shorter, e.g. dcgm-exporter's
+// habitual -c 30000). --stale-after 0 means three fast intervals, at least 3 s.
+//
+// Thread safety: plain values and pure functions, except LoadCounters (reads
+// a file).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "analysis/monitor.h"
+#include "cli/common_options.h"
+#include "cli/settings.h"
+#include "collect/sampler.h"
+#include "export/counters.h"
+#include "export/render.h"
+#include "gpuscope/status.h"
+#include "health/checks.h"
+#include "health/families.h"
+#include "http/server.h"
+
+namespace gpuscope::cli {
+
+struct ServeConfig {
+  collect::SamplerOptions sampler;  // nvml_path is filled in by serve (PrepareNvml)
+  prom::RenderOptions render;       // counters filled in by LoadCounters
+  http::ServerOptions server;
+  health::HealthOptions health;
+  analysis::MonitorOptions monitor;
+  CommonOptions nvml;         // --nvml-lib / --simulate from any source
+  std::string counters_path;  // -f; "" = dcgm-exporter's default counters
+  std::string hostname;       // --hostname; "" = the machine's
+  double stale_after_s = 3;   // /health turns 503 past this cycle age
+  double xid_window_s = 300;  // -x in seconds
+  bool kubernetes = false;    // -k (accepted; no pod labels yet)
+  std::string log_level = "info";
+};
+
+Result<ServeConfig> BuildServeConfig(const Settings& settings);
+
+// The counters file at `path`, or dcgm-exporter's default set when empty.
+Result<prom::CounterSet> LoadCounters(const std::string& path);
+
+// How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
+// counters file lists it, with the file's type and help.
+health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,152 @@
+#include "cli/serve_exporter.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+#include "cli/serve_config.h"
+
+namespace gpuscope::cli {
+namespace {
+
+prom::Family SelfFamily(std::string name, std::string help, prom::FamilyType type) {
+  prom::Family family;
+  family.name = std::move(name);
+  family.help = std::move(help);
+  family.type = type;
+  family.base = prom::LabelBase::kNone;
+  return family;
+}
+
+prom::Family SingleValue(std::string name, std::string help, prom::FamilyType type, double value) {
+  prom::Family family = SelfFamily(std::move(name), std::move(help), type);
+  family.samples.push_back({-1, {}, value});
+  return family;
+}
+
+prom::Family CollectorUp(const Snapshot& snapshot) {
+  prom::Family family =
+      SelfFamily("gpuscope_collector_up",
+                 "1 when the last cycle read the device (GPU or MIG instance), 0 when it is "
+                 "lost, stale or failing.",
+                 prom::FamilyType::kGauge);
+  for (std::size_t i = 0; i < snapshot.gpus.size(); ++i) {
+    const GpuInfo& info = snapshot.gpus[i];
+    prom::Labels labels = {{"gpu", std::to_string(info.index)}};
+    if (info.is_mig()) {
+      labels.emplace_back("gpu_instance", std::to_string(*info.gpu_instance_id));
+      labels.emplace_back("compute_instance", std::to_string(info.compute_instance_id.value_or(0)));
+    }
+    const bool up = snapshot.samples[i].state == GpuState::kOk;
+    family.samples.push_back({-1, std::move(labels), up ? 1.0 : 0.0});
+  }
+  return family;
+}
+
+}  // namespace
+
+std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
+                                       bool frozen_clock) {
+  std::vector<prom::Family> out;
+  prom::Family build =
+      SelfFamily("gpuscope_build_info", "gpuscope's version; the value is always 1.",
+                 prom::FamilyType::kGauge);
+  build.samples.push_back({-1, {{"version", GPUSCOPE_VERSION}}, 1});
+  out.push_back(std::move(build));
+  out.push_back(SingleValue("gpuscope_nvml_up", "1 while NVML answers, 0 while it is down.",
+                            prom::FamilyType::kGauge, snapshot.nvml_up ? 1 : 0));
+  prom::Family up = CollectorUp(snapshot);
+  if (!up.samples.empty()) out.push_back(std::move(up));
+  out.push_back(SingleValue("gpuscope_collect_duration_seconds",
+                            "How long the last sampling cycle took.", prom::FamilyType::kGauge,
+                            frozen_clock ? 0 : snapshot.collect_seconds));
+  out.push_back(SingleValue("gpuscope_last_collect_timestamp_seconds",
+                            "Unix time the last sampling cycle finished.", prom::FamilyType::kGauge,
+                            snapshot.timestamp));
+  out.push_back(SingleValue("gpuscope_scrapes_total",
+                            "/metrics requests served; published with the next sampling cycle.",
+                            prom::FamilyType::kCounter, static_cast<double>(scrapes)));
+  return out;
+}
+
+struct Exporter::State {
+  ExporterOptions options;
+  std::unique_ptr<prom::Renderer> renderer;
+  health::HealthState health_state;
+  analysis::DiagnosisMonitor monitor;
+  EventSource events;
+  std::shared_ptr<const Snapshot> snapshot;  // with events applied and host name set
+  health::HealthReport report;
+
+  explicit State(ExporterOptions o)
+      : options(std::move(o)),
+        renderer(std::make_unique<prom::Renderer>(options.render)),
+        monitor(options.monitor) {}
+};
+
+Exporter::Exporter(ExporterOptions options, collect::Clock clock)
+    : clock_(clock ? std::move(clock) : collect::Clock(collect::SystemClock)),
+      state_(std::make_unique<State>(std::move(options))),
+      stale_after_s_(state_->options.stale_after_s) {}
+
+Exporter::~Exporter() = default;
+
+void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
+  std::lock_guard lock(mu_);
+  State& s = *state_;
+  auto snapshot = std::make_shared<Snapshot>(*published);
+  if (!s.options.hostname.empty()) snapshot->system.hostname = s.options.hostname;
+  const health::EventState events = s.events ? s.events() : health::EventState{};
+  health::ApplyEvents(events, *snapshot);
+  s.report = health::Evaluate(*snapshot, events, s.health_state, clock_(), s.options.health);
+  s.monitor.Update(*snapshot, window);
+  s.snapshot = std::move(snapshot);
+  bodies_.store(RenderLocked());
+  last_.store(s.snapshot);
+}
+
+std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
+  State& s = *state_;
+  std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock);
+  for (auto& family : health::ToFamilies(s.report, s.options.health_families)) {
+    extra.push_back(std::move(family));
+  }
+  for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
+  return std::make_shared<const prom::Bodies>(s.renderer->Render(*s.snapshot, extra));
+}
+
+HealthVerdict Exporter::Health() const {
+  std::shared_ptr<const Snapshot> snapshot = last_.load();
+  if (!snapshot) return {false, "no sampling cycle has completed yet"};
+  if (!snapshot->nvml_up) {
+    return {false, "NVML is down: " +
+                       (snapshot->nvml_error.empty() ? "no reason given" : snapshot->nvml_error)};
+  }
+  const double age = clock_() - snapshot->timestamp;
+  if (age > stale_after_s_) {
+    return {false, fmt::format("the last sampling cycle finished {:.1f} s ago (limit {:.1f} s)",
+                               age, stale_after_s_)};
+  }
+  std::size_t lost = 0;
+  for (const GpuSample& sample : snapshot->samples) lost += sample.state == GpuState::kLost;
+  if (!snapshot->samples.empty() && lost == snapshot->samples.size()) {
+    return {false, fmt::format("all {} GPUs are lost", lost)};
+  }
+  return {true, "OK"};
+}
+
+void Exporter::SetCounters(prom::CounterSet counters) {
+  std::lock_guard lock(mu_);
+  State& s = *state_;
+  s.options.health_families = XidFamilyOptions(counters);
+  s.options.render.counters = std::move(counters);
+  s.renderer = std::make_unique<prom::Renderer>(s.options.render);
+  if (s.snapshot) bodies_.store(RenderLocked());
+}
+
+void Exporter::SetEventSource(EventSource source) {
+  std::lock_guard lock(mu_);
+  state_->events = std::move(source);
+}
+
+}  // namespace gpuscope::cli

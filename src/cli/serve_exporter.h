@@ -1,0 +1,101 @@
+// The exporter core of `gpuscope serve`: once per sampler cycle (the publish
+// hook) it folds the event thread's XID counts into a copy of the snapshot,
+// evaluates health, updates the diagnosis monitor, builds the self-metrics and
+// renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
+// pre-rendered bodies (an atomic shared_ptr load) and never touch NVML.
+//
+// Self-metrics (rendered with every metrics set):
+//   gpuscope_build_info{version}                1
+//   gpuscope_nvml_up                             1 while NVML answers
+//   gpuscope_collector_up{gpu[,gpu_instance,compute_instance]}
+//                                                1 when the last cycle read the device
+//   gpuscope_collect_duration_seconds            duration of the last cycle
+//   gpuscope_last_collect_timestamp_seconds      unix time the last cycle finished
+//   gpuscope_scrapes_total                       /metrics requests served
+// gpuscope_scrapes_total is counted per scrape (one atomic increment) but
+// published with the next cycle's body, so a scrape stays a pointer copy: the
+// value lags by at most one collect interval and never needs NVML.
+// With a frozen clock (golden tests) the collect duration reads 0.
+//
+// Thread safety: OnSnapshot runs on the sampler thread; every other method may
+// be called from any thread (the body and health state are atomic
+// shared_ptrs, the rest is under a mutex).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analysis/monitor.h"
+#include "collect/sampler.h"
+#include "export/render.h"
+#include "gpuscope/snapshot.h"
+#include "gpuscope/window.h"
+#include "health/checks.h"
+#include "health/events.h"
+#include "health/families.h"
+
+namespace gpuscope::cli {
+
+struct ExporterOptions {
+  prom::RenderOptions render;
+  health::HealthOptions health;
+  health::FamilyOptions health_families;
+  analysis::MonitorOptions monitor;
+  std::string hostname;       // replaces the snapshot's host name when not empty
+  double stale_after_s = 3;   // /health: a cycle older than this is stale
+  bool frozen_clock = false;  // durations render as 0 (deterministic output)
+};
+
+// Why /health answers what it answers.
+struct HealthVerdict {
+  bool ok = false;
+  std::string reason;  // "OK" or one sentence
+};
+
+// The self-metric families for a snapshot (pure; see the header comment).
+std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
+                                       bool frozen_clock);
+
+class Exporter {
+ public:
+  using EventSource = std::function<health::EventState()>;
+
+  Exporter(ExporterOptions options, collect::Clock clock);
+  ~Exporter();
+  Exporter(const Exporter&) = delete;
+  Exporter& operator=(const Exporter&) = delete;
+
+  // The publish hook: renders the bodies for `snapshot`.
+  void OnSnapshot(const SnapshotPtr& snapshot, const Window& window);
+
+  // The latest bodies; null before the first cycle.
+  std::shared_ptr<const prom::Bodies> Bodies() const { return bodies_.load(); }
+  void CountScrape() { scrapes_.fetch_add(1, std::memory_order_relaxed); }
+  uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
+
+  // /health's verdict now: fresh cycle, NVML up, not every GPU lost.
+  HealthVerdict Health() const;
+
+  // SIGHUP: serve this counters set from now on (re-renders the last snapshot).
+  void SetCounters(prom::CounterSet counters);
+  // Where XID and other event counts come from (null: none yet).
+  void SetEventSource(EventSource source);
+
+ private:
+  struct State;
+  std::shared_ptr<const prom::Bodies> RenderLocked();
+
+  collect::Clock clock_;
+  std::mutex mu_;  // renderer, health state, last inputs, event source
+  std::unique_ptr<State> state_;
+  std::atomic<std::shared_ptr<const prom::Bodies>> bodies_;
+  std::atomic<std::shared_ptr<const Snapshot>> last_;  // for Health()
+  std::atomic<uint64_t> scrapes_{0};
+  const double stale_after_s_;
+};
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,121 @@
+#include "cli/serve_http.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <memory>
+#include <utility>
+
+#include "export/render.h"
+
+namespace gpuscope::cli {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// The q parameter of one media range's parameters ("version=1.0.0;q=0.5").
+double Quality(std::string_view params) {
+  while (!params.empty()) {
+    const std::size_t semi = params.find(';');
+    std::string_view param = Trim(params.substr(0, semi));
+    params = semi == std::string_view::npos ? "" : params.substr(semi + 1);
+    if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
+      double q = 0;
+      auto [end, ec] = std::from_chars(param.data() + 2, param.data() + param.size(), q);
+      return ec == std::errc() ? std::clamp(q, 0.0, 1.0) : 0.0;
+    }
+  }
+  return 1.0;
+}
+
+}  // namespace
+
+prom::Format ChooseFormat(std::string_view accept) {
+  double openmetrics = 0, text = -1;
+  while (!accept.empty()) {
+    const std::size_t comma = accept.find(',');
+    std::string_view range = accept.substr(0, comma);
+    accept = comma == std::string_view::npos ? "" : accept.substr(comma + 1);
+    const std::size_t semi = range.find(';');
+    const std::string_view type = Trim(range.substr(0, semi));
+    const double q = Quality(semi == std::string_view::npos ? "" : range.substr(semi + 1));
+    if (EqualsIgnoreCase(type, "application/openmetrics-text")) {
+      openmetrics = std::max(openmetrics, q);
+    } else if (EqualsIgnoreCase(type, "text/plain") || type == "*/*" || type == "text/*") {
+      text = std::max(text, q);
+    }
+  }
+  return openmetrics > 0 && openmetrics >= text ? prom::Format::kOpenMetrics : prom::Format::kText;
+}
+
+std::string IndexPage(const IndexInfo& info) {
+  std::string source;
+  for (char c : info.source) {  // the only text from outside: escape it
+    switch (c) {
+      case '<':
+        source += "&lt;";
+        break;
+      case '>':
+        source += "&gt;";
+        break;
+      case '&':
+        source += "&amp;";
+        break;
+      case '"':
+        source += "&quot;";
+        break;
+      default:
+        source += c;
+    }
+  }
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuscope</title></head>\n"
+         "<body>\n<h1>gpuscope " +
+         info.version + "</h1>\n<p>GPU metrics from " + source + ", " + std::to_string(info.gpus) +
+         " devices, metrics set " + info.metrics +
+         ".</p>\n<ul>\n"
+         "<li><a href=\"/metrics\">/metrics</a>: Prometheus metrics (dcgm-exporter names and "
+         "gpuscope_*)</li>\n"
+         "<li><a href=\"/health\">/health</a>: 200 while sampling is fresh, 503 with the reason "
+         "otherwise</li>\n</ul>\n</body></html>\n";
+}
+
+void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info) {
+  server.Handle("/metrics", [&exporter](const http::Request& request) {
+    std::shared_ptr<const prom::Bodies> bodies = exporter.Bodies();
+    if (!bodies) return http::Response::Text(503, "no sampling cycle has completed yet\n");
+    exporter.CountScrape();
+    http::Response response;
+    if (ChooseFormat(request.accept) == prom::Format::kOpenMetrics) {
+      response.content_type = std::string(prom::kOpenMetricsContentType);
+      response.body = bodies->openmetrics;
+    } else {
+      response.content_type = std::string(prom::kTextContentType);
+      response.body = bodies->text;
+    }
+    return response;
+  });
+  server.Handle("/health", [&exporter](const http::Request&) {
+    HealthVerdict verdict = exporter.Health();
+    return http::Response::Text(verdict.ok ? 200 : 503, verdict.reason + "\n");
+  });
+  auto page = std::make_shared<const std::string>(IndexPage(info));
+  server.Handle("/", [page](const http::Request&) {
+    http::Response response;
+    response.content_type = "text/html; charset=utf-8";
+    response.body = page;
+    return response;
+  });
+}
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,39 @@
+// The HTTP endpoints of `gpuscope serve`:
+//   /metrics  the pre-rendered body: OpenMetrics 1.0.0 when the Accept header
+//             prefers application/openmetrics-text, else text 0.0.4; 503
+//             before the first sampling cycle. Never calls NVML.
+//   /health   200 "OK" while sampling is fresh, 503 with the reason otherwise
+//             (NVML down, last cycle too old, every GPU lost).
+//   /         an HTML index with links and what is being watched.
+//
+// Thread safety: the handlers run on server threads concurrently; they only
+// read the Exporter (thread-safe) and the immutable IndexInfo.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "cli/serve_exporter.h"
+#include "export/writer.h"
+#include "http/server.h"
+
+namespace gpuscope::cli {
+
+// Chooses the format from an Accept header: OpenMetrics when a media range
+// application/openmetrics-text has q > 0 and at least the q of text/plain and
+// */*; text otherwise (also for an empty or malformed header).
+prom::Format ChooseFormat(std::string_view accept);
+
+struct IndexInfo {
+  std::string version;
+  std::string source;    // "simulator (scenario training-8xh100)" or the library path
+  std::size_t gpus = 0;  // GPUs and MIG instances at start
+  std::string metrics;   // "both", "dcgm", "native"
+};
+
+std::string IndexPage(const IndexInfo& info);
+
+// Registers /metrics, /health and / on `server` (before Start).
+void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,133 @@
+#include "cli/summary.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <ostream>
+
+#include "cli/node.h"
+#include "cli/query_format.h"
+
+#ifndef GPUSCOPE_VERSION
+#define GPUSCOPE_VERSION "unknown"
+#endif
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+std::string Pad(std::string s, std::size_t width, bool right = false) {
+  if (s.size() >= width) return s;
+  std::string fill(width - s.size(), ' ');
+  return right ? fill + s : s + fill;
+}
+
+// "56C", "700W", "1234MiB", "98%", or "N/A" when the value is absent.
+std::string Number(const GpuSample& s, Metric m, const char* suffix, double divisor = 1) {
+  std::optional<double> v = s.Find(m);
+  if (!v) return "N/A";
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), "%.0f%s", std::floor(*v / divisor + 0.5), suffix);
+  return buf;
+}
+
+std::string PState(const GpuSample& s) {
+  std::optional<double> v = s.Find(Metric::kPState);
+  if (!v || *v < 0 || *v > 15) return "N/A";
+  return "P" + std::to_string(std::llround(*v));
+}
+
+std::string Header(const Snapshot& snapshot, const SummaryOptions& options) {
+  const SystemInfo& sys = snapshot.system;
+  std::string line = "gpuscope " GPUSCOPE_VERSION;
+  line += "   Driver Version: " + (sys.driver_version.empty() ? "N/A" : sys.driver_version);
+  line += "   CUDA Version: " + (sys.cuda_version.empty() ? "N/A" : sys.cuda_version);
+  if (!sys.hostname.empty()) line += "   Host: " + sys.hostname;
+  line += "\n";
+  if (options.simulated) {
+    line += "simulated node (scenario " +
+            (options.scenario.empty() ? std::string("default") : options.scenario) + ")\n";
+  }
+  return line;
+}
+
+std::string GpuLine(const GpuInfo& gpu, const GpuSample& s, std::size_t name_width) {
+  std::string line = Pad(std::to_string(gpu.index), 3, true) + "  " + Pad(gpu.name, name_width) +
+                     "  " + Pad(gpu.pci_bus_id, 16) + "  ";
+  if (s.state == GpuState::kLost) return line + "GPU is lost: " + s.state_reason + "\n";
+  line += Pad(Number(s, Metric::kGpuTemp, "C"), 5, true) + "  " + Pad(PState(s), 4, true) + "  ";
+  line += Pad(Number(s, Metric::kPowerUsage, "W"), 5, true) + " / " +
+          Pad(Number(s, Metric::kPowerLimit, "W"), 5) + "  ";
+  line += Pad(Number(s, Metric::kMemoryUsed, "MiB", kMiB), 9, true) + " / " +
+          Pad(Number(s, Metric::kMemoryTotal, "MiB", kMiB), 10) + "  ";
+  line += Pad(Number(s, Metric::kGpuUtil, "%"), 4, true);
+  if (s.state == GpuState::kStale) line += "  (stale: " + s.state_reason + ")";
+  return line + "\n";
+}
+
+std::string MigLine(const GpuInfo& mig) {
+  std::string line = "     MIG " + Pad(mig.mig_profile, 9) + " GI " +
+                     std::to_string(mig.gpu_instance_id.value_or(0)) + " CI " +
+                     std::to_string(mig.compute_instance_id.value_or(0)) + "  " + mig.mig_uuid;
+  return line + "\n";
+}
+
+std::string Processes(const Snapshot& snapshot) {
+  std::string out = "Processes:\n  GPU      PID    Memory  Name\n";
+  bool any = false;
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    if (snapshot.gpus[i].gpu_instance_id) continue;  // listed with the parent
+    for (const ProcessInfo* process : ProcessesOnGpu(snapshot, i)) {
+      const ProcessInfo& p = *process;
+      any = true;
+      std::string memory = p.used_memory_bytes
+                               ? std::to_string(*p.used_memory_bytes / (1024 * 1024)) + "MiB"
+                               : "N/A";
+      out += "  " + Pad(std::to_string(snapshot.gpus[i].index), 3, true) + "  " +
+             Pad(std::to_string(p.pid), 7, true) + "  " + Pad(memory, 8, true) + "  " +
+             (p.name.empty() ? "N/A" : p.name) + "\n";
+    }
+  }
+  if (!any) out += "  No running processes found\n";
+  return out;
+}
+
+}  // namespace
+
+std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& options) {
+  std::string out = Header(snapshot, options);
+  std::size_t name_width = 4;
+  for (const GpuInfo& gpu : snapshot.gpus) name_width = std::max(name_width, gpu.name.size());
+  out += "\nGPU  " + Pad("Name", name_width) + "  " + Pad("Bus-Id", 16) + "  " +
+         Pad("Temp", 5, true) + "  " + Pad("Perf", 4, true) + "  " + Pad("Power use/cap", 13) +
+         "  " + Pad("Memory used / total", 22) + "  " + Pad("Util", 4, true) + "\n";
+  std::size_t whole = 0;
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    const GpuInfo& gpu = snapshot.gpus[i];
+    if (gpu.gpu_instance_id) {
+      out += MigLine(gpu);
+      continue;
+    }
+    ++whole;
+    out += GpuLine(gpu, snapshot.samples[i], name_width);
+  }
+  if (whole == 0) out += "  No GPUs were found\n";
+  return out + "\n" + Processes(snapshot);
+}
+
+Status RunSummary(Invocation& inv) {
+  if (!inv.args.empty()) {
+    return Status::InvalidArgument("Unexpected argument \"" + inv.args.front() +
+                                   "\"; run gpuscope --help for the commands.");
+  }
+  Result<std::unique_ptr<Node>> node = Node::Open(inv.common);
+  if (!node.ok()) return node.status();
+  Result<SnapshotPtr> snapshot = (*node)->Sample();
+  if (!snapshot.ok()) return snapshot.status();
+  SummaryOptions options{(*node)->simulated(), (*node)->scenario()};
+  *inv.out << FormatSummary(**snapshot, options);
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::cli

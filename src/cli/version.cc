@@ -1,0 +1,50 @@
+#include "cli/version.h"
+
+#include <filesystem>
+#include <ostream>
+
+#ifndef GPUSCOPE_VERSION
+#define GPUSCOPE_VERSION "unknown"
+#endif
+
+namespace gpuscope::cli {
+namespace {
+
+const char* Flavour() {
+#if defined(__SANITIZE_ADDRESS__)
+  return "debug, AddressSanitizer + UndefinedBehaviorSanitizer";
+#elif defined(NDEBUG)
+  return "release";
+#else
+  return "debug";
+#endif
+}
+
+}  // namespace
+
+std::string VersionText(const std::string& exe_dir) {
+  std::string text = "gpuscope " GPUSCOPE_VERSION "\n";
+  text += "build: compiler " __VERSION__ ", C++" + std::to_string(__cplusplus / 100 % 100) + ", " +
+          Flavour() + "\n";
+  text += "nvml: loaded at run time with dlopen (default libnvidia-ml.so.1, no CUDA needed)\n";
+  std::string simulator = "not found";
+  for (const std::string& path : SimulatorCandidates(exe_dir)) {
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      simulator = std::filesystem::weakly_canonical(path, ec).string();
+      break;
+    }
+  }
+  text += "simulator: " + simulator + "\n";
+  return text;
+}
+
+Status RunVersion(Invocation& inv) {
+  if (!inv.args.empty()) {
+    return Status::InvalidArgument("gpuscope version takes no arguments.");
+  }
+  *inv.out << VersionText(ExecutableDir());
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::cli

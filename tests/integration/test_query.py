@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""`gpuscope query` end to end on the simulator: golden CSV outputs (frozen
+scenario time), nvidia-smi's flags and aliases, the -l/-lms loop until
+SIGINT, -f, the default summary table, and the error paths (unknown field,
+missing library, driver not loaded, malformed scenario).
+
+Env: GPUSCOPE_BUILD_DIR (with gpuscope and sim/), GPUSCOPE_SOURCE_DIR.
+GPUSCOPE_UPDATE_GOLDEN=1 rewrites tests/golden/query/ from the current binary.
+stdlib only.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD_DIR = os.environ.get("GPUSCOPE_BUILD_DIR", "build/release")
+SOURCE_DIR = os.environ.get("GPUSCOPE_SOURCE_DIR", os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
+GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
+GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
+UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
+FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
+
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+        print("FAIL: " + message, file=sys.stderr)
+
+
+def env_with(extra=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSCOPE_")}
+    env["TZ"] = "UTC"
+    env.update(extra or {})
+    return env
+
+
+def run(args, extra_env=None, timeout=60):
+    p = subprocess.run([GPUSCOPE] + args, capture_output=True, text=True, timeout=timeout,
+                       env=env_with(extra_env))
+    return p.returncode, p.stdout, p.stderr
+
+
+# Every canonical field but timestamp (which follows the wall clock).
+ALL_FIELDS = (
+    "driver_version,count,name,serial,uuid,pci.bus_id,pci.domain,pci.bus,pci.device,"
+    "pci.device_id,pci.sub_device_id,pcie.link.gen.current,pcie.link.gen.gpucurrent,"
+    "pcie.link.gen.max,pcie.link.gen.gpumax,pcie.link.width.current,pcie.link.width.max,index,"
+    "display_mode,persistence_mode,vbios_version,gpu_recovery_action,fan.speed,pstate,"
+    "clocks_event_reasons.supported,clocks_event_reasons.active,clocks_event_reasons.gpu_idle,"
+    "clocks_event_reasons.applications_clocks_setting,clocks_event_reasons.sw_power_cap,"
+    "clocks_event_reasons.hw_slowdown,clocks_event_reasons.hw_thermal_slowdown,"
+    "clocks_event_reasons.hw_power_brake_slowdown,clocks_event_reasons.sw_thermal_slowdown,"
+    "clocks_event_reasons.sync_boost,clocks_event_reasons_counters.sw_power_cap,"
+    "clocks_event_reasons_counters.sync_boost,clocks_event_reasons_counters.sw_thermal_slowdown,"
+    "clocks_event_reasons_counters.hw_thermal_slowdown,"
+    "clocks_event_reasons_counters.hw_power_brake_slowdown,memory.total,memory.reserved,"
+    "memory.used,memory.free,compute_mode,compute_cap,utilization.gpu,utilization.memory,"
+    "utilization.encoder,utilization.decoder,ecc.mode.current,ecc.mode.pending,"
+    "ecc.errors.corrected.volatile.total,ecc.errors.uncorrected.volatile.total,"
+    "ecc.errors.corrected.aggregate.total,ecc.errors.uncorrected.aggregate.total,"
+    "ecc.errors.corrected.volatile.dram,retired_pages.single_bit_ecc.count,"
+    "retired_pages.double_bit.count,retired_pages.pending,remapped_rows.correctable,"
+    "remapped_rows.uncorrectable,remapped_rows.pending,remapped_rows.failure,temperature.gpu,"
+    "temperature.gpu.tlimit,temperature.memory,power.management,power.draw,power.draw.average,"
+    "power.draw.instant,power.limit,enforced.power.limit,power.default_limit,power.min_limit,"
+    "power.max_limit,clocks.current.graphics,clocks.current.sm,clocks.current.memory,"
+    "clocks.current.video,clocks.max.graphics,clocks.max.sm,clocks.max.memory,mig.mode.current,"
+    "mig.mode.pending")
+
+GOLDEN_CASES = [
+    ("training_runbook.csv", "training-8xh100",
+     ["--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw", "--format=csv"]),
+    ("training_identity_noheader.csv", "training-8xh100",
+     ["--query-gpu=index,name,uuid,serial,pci.bus_id,pci.domain,pci.bus,pci.device,"
+      "pci.device_id,pci.sub_device_id,compute_cap,driver_version,count,vbios_version",
+      "--format=csv,noheader"]),
+    ("training_aliases_ids.csv", "training-8xh100",
+     ["--query-gpu=gpu_name,gpu_bus_id,gpu_uuid,gpu_serial,clocks.gr,clocks.sm,clocks.mem,"
+      "clocks.video,clocks.max.gr,clocks.max.mem,clocks_throttle_reasons.active,"
+      "clocks_throttle_reasons.sw_power_cap", "--format=csv", "-i", "0,3"]),
+    ("training_all_nounits.csv", "training-8xh100", ["--query-gpu=" + ALL_FIELDS,
+                                                     "--format=csv,nounits"]),
+    ("mixed_all.csv", "mixed-node", ["--query-gpu=" + ALL_FIELDS, "--format=csv"]),
+    ("training_apps.csv", "training-8xh100",
+     ["--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid,gpu_name,gpu_bus_id,"
+      "gpu_serial", "--format=csv"]),
+]
+
+
+def test_goldens():
+    os.makedirs(GOLDEN_DIR, exist_ok=True)
+    for name, scenario, args in GOLDEN_CASES:
+        rc, out, err = run(["query", "--simulate", scenario] + args, FROZEN)
+        check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
+        path = os.path.join(GOLDEN_DIR, name)
+        if UPDATE:
+            with open(path, "w") as f:
+                f.write(out)
+            continue
+        with open(path) as f:
+            want = f.read()
+        check(out == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s" %
+              (name, out, want))
+
+
+def test_format_details():
+    rc, out, _ = run(["query", "--simulate", "training-8xh100", "--format=csv",
+                      "--query-gpu=timestamp,power.draw,clocks_event_reasons.supported,pstate"],
+                     FROZEN)
+    lines = out.splitlines()
+    check(rc == 0 and len(lines) == 9, "timestamp query: %r" % out)
+    check(lines[0] == "timestamp, power.draw [W], clocks_event_reasons.supported, pstate",
+          "header: %r" % lines[0])
+    row = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, \d+\.\d\d W, 0x[0-9A-F]{16}, P\d+$")
+    for line in lines[1:]:
+        check(row.match(line), "row format: %r" % line)
+    # nvidia-smi habit: the flags without the command word.
+    rc, out2, _ = run(["--simulate", "training-8xh100", "--query-gpu=index", "--format=csv"], FROZEN)
+    check(rc == 0 and out2 == "index\n" + "".join("%d\n" % i for i in range(8)),
+          "no command word: %r" % out2)
+
+
+def test_output_file():
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "out.csv")
+        args = ["query", "--simulate", "training-8xh100", "--format=csv,noheader",
+                "--query-gpu=index,memory.total"]
+        rc, out, _ = run(args + ["-f", path], FROZEN)
+        check(rc == 0 and out == "", "-f printed to stdout: %r" % out)
+        _, direct, _ = run(args, FROZEN)
+        with open(path) as f:
+            check(f.read() == direct, "-f file differs from stdout output")
+
+
+def parse_blocks(text):
+    lines = text.splitlines()
+    return lines[0], lines[1:]
+
+
+def check_loop(args, seconds, min_blocks, max_blocks):
+    p = subprocess.Popen([GPUSCOPE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env_with())
+    time.sleep(seconds)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=10)
+    check(p.returncode == 0, "loop %s: exit %s after SIGINT: %s" % (args, p.returncode, err))
+    header, rows = parse_blocks(out)
+    check(header == "utilization.gpu [%], memory.used [MiB], temperature.gpu, power.draw [W]",
+          "loop header: %r" % header)
+    check(len(rows) % 8 == 0 and min_blocks * 8 <= len(rows) <= max_blocks * 8,
+          "loop %s: %d rows, want %d..%d blocks of 8" % (args, len(rows), min_blocks, max_blocks))
+    pattern = re.compile(r"^(\d+) %, (\d+) MiB, (\d+), (\d+\.\d\d) W$")
+    for row in rows:
+        m = pattern.match(row)
+        check(m is not None, "loop row: %r" % row)
+        if m:
+            util, mem, temp, power = int(m[1]), int(m[2]), int(m[3]), float(m[4])
+            check(0 <= util <= 100 and 0 < mem <= 81559 and 25 <= temp <= 95 and
+                  60 <= power <= 700, "loop row out of H100 range: %r" % row)
+    return rows
+
+
+def test_loops():
+    query = ["query", "--simulate", "training-8xh100",
+             "--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw", "--format=csv"]
+    check_loop(query + ["-l", "1"], 2.5, 2, 3)
+    check_loop(query + ["-lms", "300"], 1.1, 3, 5)
+
+
+def test_summary():
+    rc, out, err = run(["--simulate", "training-8xh100"], FROZEN)
+    check(rc == 0, "summary exit %d: %s" % (rc, err))
+    check("simulated node (scenario training-8xh100)" in out, "summary: no simulated line")
+    check("Driver Version: " in out and "CUDA Version: " in out, "summary: no versions")
+    gpu_lines = [l for l in out.splitlines() if "NVIDIA H100" in l and "00000000:" in l]
+    check(len(gpu_lines) == 8, "summary: %d GPU lines" % len(gpu_lines))
+    check(out.count("python3") == 8, "summary: processes missing")
+    rc, out, _ = run(["version"])
+    check(rc == 0 and out.startswith("gpuscope "), "version: %r" % out)
+
+
+def test_errors():
+    rc, out, err = run(["query", "--simulate", "training-8xh100",
+                        "--query-gpu=utilization.gpu,bogus", "--format=csv"])
+    check(rc == 2 and out == "" and err == 'Field "bogus" is not a valid field to query.\n',
+          "unknown field: rc=%d out=%r err=%r" % (rc, out, err))
+    rc, out, err = run(["query", "--query-gpu=Name"])
+    check(rc == 2 and err == 'Field "Name" is not a valid field to query.\n',
+          "case-sensitive: %r" % err)
+    rc, out, err = run(["query", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+                        "--query-gpu=index", "--format=csv"])
+    check(rc != 0 and out == "" and len(err.strip().splitlines()) == 1 and
+          "/nonexistent/libnvidia-ml.so.1" in err, "missing library: rc=%d err=%r" % (rc, err))
+    rc, out, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index"],
+                       {"GPUSCOPE_SIM_INIT_ERROR": "DRIVER_NOT_LOADED"})
+    last = err.strip().splitlines()[-1] if err.strip() else ""
+    check(rc != 0 and out == "" and "driver" in last.lower() and "not loaded" in last,
+          "driver not loaded: rc=%d err=%r" % (rc, err))
+    with tempfile.TemporaryDirectory() as d:
+        bad = os.path.join(d, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write("gpus:\n  - model: h100-sxm\n    count: many\n")
+        rc, out, err = run(["query", "--simulate", bad, "--query-gpu=index"])
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        check(rc != 0 and bad + ":3" in last, "malformed scenario: rc=%d err=%r" % (rc, err))
+    rc, _, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index", "-i", "9"])
+    check(rc != 0 and "9" in err, "-i 9: rc=%d err=%r" % (rc, err))
+    rc, _, err = run(["query", "--query-gpu=index", "--format=xml"])
+    check(rc == 2 and "xml" in err, "bad format: %r" % err)
+
+
+def main():
+    if not os.path.exists(GPUSCOPE):
+        print("no binary at %s" % GPUSCOPE, file=sys.stderr)
+        return 1
+    for test in (test_goldens, test_format_details, test_output_file, test_loops, test_summary,
+                 test_errors):
+        test()
+    if failures:
+        print("%d failure(s)" % len(failures), file=sys.stderr)
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Signals of `gpuscope serve`:
+  - SIGHUP reloads the counters file: after it is rewritten (first to
+    dcgm-exporter's dcp-metrics-included.csv with DCGM_FI_PROF_SM_ACTIVE
+    enabled, then to a one-line file) the DCGM families follow, on the same port and the same process;
+  - a bad new counters file keeps the old families and logs the error;
+  - SIGHUP with a changed web-config turns basic auth on without a restart;
+  - SIGTERM and SIGINT make it exit 0 within a second.
+"""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_serve_common import SHARED_DATA, Serve, check  # noqa: E402
+
+
+def families(text):
+    return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
+
+
+def wait_until(predicate, what, timeout=10):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
+def metrics(s):
+    status, _, text = s.get("/metrics")
+    return families(text) if status == 200 else set()
+
+
+def test_reload(d):
+    counters = os.path.join(d, "counters.csv")
+    shutil.copy(os.path.join(SHARED_DATA, "default-counters.csv"), counters)
+    web = os.path.join(d, "web.yml")
+    open(web, "w").close()
+    with Serve(["--simulate", "training-8xh100", "-c", "200", "-f", counters,
+                "--web-config-file", web]) as s:
+        s.wait_healthy()
+        port = s.port
+        check("DCGM_FI_DEV_GPU_TEMP" in metrics(s), "default counters")
+        check("DCGM_FI_PROF_SM_ACTIVE" not in metrics(s), "SM_ACTIVE is off by default")
+
+        shutil.copy(os.path.join(SHARED_DATA, "dcp-metrics-included.csv"), counters)
+        with open(counters, "a") as f:
+            f.write("DCGM_FI_PROF_SM_ACTIVE, gauge, The ratio of cycles an SM is active.\n")
+        s.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: "DCGM_FI_PROF_SM_ACTIVE" in metrics(s), "dcp counters")
+
+        with open(counters, "w") as f:
+            f.write("DCGM_FI_DEV_GPU_TEMP, gauge, Temperature only.\n")
+        s.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: not any(n.startswith("DCGM_") and n != "DCGM_FI_DEV_GPU_TEMP"
+                                   for n in metrics(s)), "one-line counters")
+        check("DCGM_FI_DEV_GPU_TEMP" in metrics(s) and "gpuscope_nvml_up" in metrics(s),
+              metrics(s))
+
+        with open(counters, "w") as f:
+            f.write("DCGM_FI_DEV_GPU_TEMP, gauge\n")  # malformed: kept the old set
+        s.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: counters + ":1" in s.output(), "reload error in the log")
+        check("DCGM_FI_DEV_GPU_TEMP" in metrics(s), "old counters kept")
+
+        with open(web, "w") as f:
+            f.write("basic_auth_users:\n  u: '%s'\n" % subprocess.run(
+                ["htpasswd", "-nbBC", "10", "u", "p"], capture_output=True, text=True,
+                check=True).stdout.strip().split(":", 1)[1])
+        s.proc.send_signal(signal.SIGHUP)
+        wait_until(lambda: s.get("/metrics")[0] == 401, "basic auth after reload")
+        check(s.proc.poll() is None and s.port == port, "restarted")
+
+
+def test_stop(sig):
+    s = Serve(["--simulate", "training-8xh100", "-c", "100"])
+    s.wait_healthy()
+    started = time.time()
+    s.proc.send_signal(sig)
+    rc = s.proc.wait(5)
+    elapsed = time.time() - started
+    output = s.output()
+    s.stop()
+    check(rc == 0, "exit %s after %s:\n%s" % (rc, sig, output))
+    # Generous for loaded CI machines; the design target is well under a second.
+    check(elapsed < 2.0, "took %.2f s to stop after %s" % (elapsed, sig))
+
+
+def main():
+    d = tempfile.mkdtemp(prefix="gpuscope-signals-")
+    try:
+        test_reload(d)
+        test_stop(signal.SIGTERM)
+        test_stop(signal.SIGINT)
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+    print("ok")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,123 @@
+// BuildServeConfig: settings -> module options, and its validation messages.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "cli/serve_config.h"
+
+namespace gpuscope::cli {
+namespace {
+
+Result<ServeConfig> Build(std::vector<std::string> args,
+                          std::map<std::string, std::string> env = {}) {
+  auto lookup = [&env](const char* name) -> const char* {
+    auto it = env.find(name);
+    return it == env.end() ? nullptr : it->second.c_str();
+  };
+  Result<Settings> settings = ResolveSettings(kServeSettings, args, lookup, "", "");
+  if (!settings.ok()) return settings.status();
+  return BuildServeConfig(*settings);
+}
+
+TEST(ServeConfig, DefaultsMatchTheIssue) {
+  auto c = Build({});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->sampler.fast_interval_s, 1.0);
+  EXPECT_EQ(c->sampler.slow_interval_s, 10.0);
+  EXPECT_EQ(c->sampler.pcie_interval_s, 5.0);
+  EXPECT_EQ(c->sampler.window_span_s, 600.0);
+  EXPECT_EQ(c->server.listen_address, ":9400");
+  EXPECT_EQ(c->server.max_connections, 40u);
+  EXPECT_EQ(c->server.connection_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(c->render.metrics, prom::MetricSet::kBoth);
+  EXPECT_EQ(c->stale_after_s, 3.0);
+  EXPECT_EQ(c->xid_window_s, 300.0);
+  EXPECT_FALSE(c->monitor.gpu_hour_price.has_value());
+  EXPECT_TRUE(c->counters_path.empty());
+}
+
+TEST(ServeConfig, DcgmExporterFlags) {
+  auto c = Build({"-a", "127.0.0.1:9500", "-c", "30000", "-f", "/etc/c.csv", "-n", "-d", "g:0,2",
+                  "-x", "60000", "-k", "--kubernetes-gpu-id-type", "device-name",
+                  "--web-config-file", "/etc/web.yml"});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->server.listen_address, "127.0.0.1:9500");
+  EXPECT_EQ(c->sampler.fast_interval_s, 30.0);
+  // Slow and PCIe tiers never run faster than the fast tier.
+  EXPECT_EQ(c->sampler.slow_interval_s, 30.0);
+  EXPECT_EQ(c->sampler.pcie_interval_s, 30.0);
+  EXPECT_EQ(c->stale_after_s, 90.0);
+  EXPECT_EQ(c->counters_path, "/etc/c.csv");
+  EXPECT_TRUE(c->render.no_hostname);
+  EXPECT_EQ(c->sampler.devices.kind, collect::DeviceSelection::Kind::kGpus);
+  EXPECT_EQ(c->sampler.devices.numbers, (std::vector<unsigned>{0, 2}));
+  EXPECT_EQ(c->xid_window_s, 60.0);
+  EXPECT_TRUE(c->kubernetes);
+  EXPECT_EQ(c->server.web_config_file, "/etc/web.yml");
+  EXPECT_TRUE(ValidateOptions(c->sampler).ok());
+}
+
+TEST(ServeConfig, EnvironmentAndNativeOptions) {
+  auto c = Build({"--metrics=native", "--gpu-hour-price", "2.5"},
+                 {{"GPUSCOPE_HOSTNAME", "node-7"},
+                  {"GPUSCOPE_SIMULATE", "idle-node"},
+                  {"GPUSCOPE_HOSTNAME_LABEL", "hostname"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->render.metrics, prom::MetricSet::kNative);
+  EXPECT_EQ(c->render.hostname_label, "hostname");
+  EXPECT_EQ(c->hostname, "node-7");
+  EXPECT_EQ(c->nvml.simulate, "idle-node");
+  EXPECT_TRUE(c->nvml.nvml_lib.empty());  // default: let PrepareNvml choose
+  ASSERT_TRUE(c->monitor.gpu_hour_price.has_value());
+  EXPECT_EQ(*c->monitor.gpu_hour_price, 2.5);
+}
+
+TEST(ServeConfig, BadValuesNameTheSetting) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string expect;
+  };
+  const Case cases[] = {
+      {{"-c", "50"}, "collect-interval"},
+      {{"--metrics", "all"}, "metrics"},
+      {{"-d", "z"}, "devices"},
+      {{"--max-connections", "0"}, "max-connections"},
+      {{"--hostname-label", "host"}, "hostname-label"},
+      {{"-x", "abc"}, "xid-count-window-size"},
+      {{"--log-level", "loud"}, "log-level"},
+      {{"--window", "5 parsecs"}, "window"},
+      {{"--kubernetes-gpu-id-type", "name"}, "kubernetes-gpu-id-type"},
+  };
+  for (const Case& c : cases) {
+    auto result = Build(c.args);
+    ASSERT_FALSE(result.ok()) << c.args[0];
+    EXPECT_NE(result.status().message().find(c.expect), std::string::npos)
+        << result.status().message();
+  }
+}
+
+TEST(ServeConfig, CountersDefaultAndFile) {
+  auto defaults = LoadCounters("");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_NE(defaults->Find("DCGM_FI_DEV_GPU_TEMP"), nullptr);
+  EXPECT_FALSE(XidFamilyOptions(*defaults).xid_count_window);
+
+  const std::string path = ::testing::TempDir() + "/serve_counters.csv";
+  std::ofstream(path) << "# test\nDCGM_FI_DEV_GPU_TEMP, gauge, temp\n"
+                         "DCGM_EXP_XID_ERRORS_COUNT, gauge, xids in window\n";
+  auto file = LoadCounters(path);
+  ASSERT_TRUE(file.ok()) << file.status().message();
+  health::FamilyOptions xid = XidFamilyOptions(*file);
+  EXPECT_TRUE(xid.xid_count_window);
+  EXPECT_EQ(xid.xid_count_type, prom::FamilyType::kGauge);
+  EXPECT_EQ(xid.xid_count_help, "xids in window");
+
+  std::ofstream(path) << "DCGM_FI_DEV_GPU_TEMP, gauge, temp\nDCGM_FI_DEV_GPU_TEMP gauge\n";
+  auto bad = LoadCounters(path);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find(path + ":2"), std::string::npos) << bad.status().message();
+}
+
+}  // namespace
+}  // namespace gpuscope::cli

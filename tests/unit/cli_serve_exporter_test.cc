@@ -1,0 +1,160 @@
+// Exporter: one render per cycle, self-metrics, /health verdicts, counters
+// reload, and the endpoints' format negotiation.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "cli/serve_config.h"
+#include "cli/serve_exporter.h"
+#include "cli/serve_http.h"
+#include "cli_test_snapshot.h"
+
+namespace gpuscope::cli {
+namespace {
+
+struct Fixture {
+  double now = 1714566896.789;
+  Window window{Window::Options{}};
+  std::unique_ptr<Exporter> exporter;
+
+  explicit Fixture(ExporterOptions options = {}) {
+    exporter = std::make_unique<Exporter>(std::move(options), [this] { return now; });
+  }
+  void Publish(Snapshot snapshot) {
+    exporter->OnSnapshot(std::make_shared<const Snapshot>(std::move(snapshot)), window);
+  }
+  std::string Text() const { return *exporter->Bodies()->text; }
+};
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST(ServeExporter, NoBodyBeforeTheFirstCycle) {
+  Fixture f;
+  EXPECT_EQ(f.exporter->Bodies(), nullptr);
+  HealthVerdict health = f.exporter->Health();
+  EXPECT_FALSE(health.ok);
+  EXPECT_NE(health.reason.find("no sampling cycle"), std::string::npos);
+}
+
+TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
+  ExporterOptions options;
+  options.hostname = "override-host";
+  Fixture f(options);
+  f.Publish(testing::TwoGpuSnapshot());
+  const std::string text = f.Text();
+  EXPECT_TRUE(Contains(text, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-00000000-"));
+  EXPECT_TRUE(Contains(text, "Hostname=\"override-host\""));
+  EXPECT_FALSE(Contains(text, "node-a"));
+  EXPECT_TRUE(Contains(text, "# TYPE gpuscope_build_info gauge\ngpuscope_build_info{version=\""));
+  EXPECT_TRUE(Contains(text, "gpuscope_nvml_up 1\n"));
+  EXPECT_TRUE(Contains(text, "gpuscope_collector_up{gpu=\"0\"} 1\n"));
+  EXPECT_TRUE(Contains(text, "gpuscope_collector_up{gpu=\"1\"} 1\n"));
+  EXPECT_TRUE(Contains(text, "gpuscope_last_collect_timestamp_seconds 1714566896.789\n"));
+  EXPECT_TRUE(Contains(text, "# TYPE gpuscope_scrapes_total counter\ngpuscope_scrapes_total 0\n"));
+  EXPECT_TRUE(Contains(text, "gpuscope_gpu_health{"));
+  EXPECT_TRUE(Contains(text, "gpuscope_bottleneck{"));
+  const std::string om = *f.exporter->Bodies()->openmetrics;
+  EXPECT_TRUE(om.ends_with("# EOF\n"));
+  EXPECT_TRUE(Contains(om, "# TYPE gpuscope_scrapes counter\n"));
+}
+
+TEST(ServeExporter, BodiesAreSharedUntilTheNextCycle) {
+  Fixture f;
+  f.Publish(testing::TwoGpuSnapshot());
+  auto first = f.exporter->Bodies();
+  for (int i = 0; i < 5; ++i) f.exporter->CountScrape();
+  // Scrapes only bump a counter: the same body is served until a cycle.
+  EXPECT_EQ(f.exporter->Bodies(), first);
+  EXPECT_EQ(f.exporter->scrapes(), 5u);
+  f.Publish(testing::TwoGpuSnapshot());
+  EXPECT_NE(f.exporter->Bodies(), first);
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_scrapes_total 5\n"));
+}
+
+TEST(ServeExporter, NativeOnlyDropsDcgmButKeepsSelfMetrics) {
+  ExporterOptions options;
+  options.render.metrics = prom::MetricSet::kNative;
+  Fixture f(options);
+  f.Publish(testing::TwoGpuSnapshot());
+  EXPECT_FALSE(Contains(f.Text(), "DCGM_FI_"));
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_nvml_up 1\n"));
+}
+
+TEST(ServeExporter, HealthVerdicts) {
+  ExporterOptions options;
+  options.stale_after_s = 3;
+  Fixture f(options);
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.timestamp = f.now;
+  f.Publish(snap);
+  EXPECT_TRUE(f.exporter->Health().ok);
+  EXPECT_EQ(f.exporter->Health().reason, "OK");
+
+  f.now += 10;  // no cycle for 10 s
+  HealthVerdict old = f.exporter->Health();
+  EXPECT_FALSE(old.ok);
+  EXPECT_NE(old.reason.find("10.0 s ago"), std::string::npos) << old.reason;
+
+  snap.timestamp = f.now;
+  for (GpuSample& sample : snap.samples) sample.state = GpuState::kLost;
+  f.Publish(snap);
+  EXPECT_EQ(f.exporter->Health().reason, "all 2 GPUs are lost");
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_collector_up{gpu=\"1\"} 0\n"));
+
+  Snapshot down;
+  down.timestamp = f.now;
+  down.nvml_error = "libnvidia-ml.so.1: cannot open shared object file";
+  f.Publish(down);
+  HealthVerdict verdict = f.exporter->Health();
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_EQ(verdict.reason, "NVML is down: libnvidia-ml.so.1: cannot open shared object file");
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_nvml_up 0\n"));
+}
+
+TEST(ServeExporter, FrozenClockRendersZeroDuration) {
+  ExporterOptions options;
+  options.frozen_clock = true;
+  Fixture f(options);
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.collect_seconds = 0.0123;
+  f.Publish(snap);
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_collect_duration_seconds 0\n"));
+}
+
+TEST(ServeExporter, SetCountersReRendersAtOnce) {
+  Fixture f;
+  f.Publish(testing::TwoGpuSnapshot());
+  ASSERT_TRUE(Contains(f.Text(), "DCGM_FI_DEV_GPU_UTIL{"));
+  auto counters = prom::ParseCounters("DCGM_FI_DEV_GPU_TEMP, gauge, temperature\n", "new.csv");
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
+  f.exporter->SetCounters(*counters);
+  EXPECT_FALSE(Contains(f.Text(), "DCGM_FI_DEV_GPU_UTIL{"));
+  EXPECT_TRUE(Contains(f.Text(), "# HELP DCGM_FI_DEV_GPU_TEMP temperature\n"));
+}
+
+TEST(ServeHttp, ChooseFormat) {
+  using prom::Format;
+  EXPECT_EQ(ChooseFormat(""), Format::kText);
+  EXPECT_EQ(ChooseFormat("text/plain;version=0.0.4"), Format::kText);
+  EXPECT_EQ(ChooseFormat("application/openmetrics-text"), Format::kOpenMetrics);
+  // What Prometheus 2.x sends.
+  EXPECT_EQ(ChooseFormat("application/openmetrics-text;version=1.0.0,application/"
+                         "openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,"
+                         "*/*;q=0.1"),
+            Format::kOpenMetrics);
+  EXPECT_EQ(ChooseFormat("text/plain;q=1, application/openmetrics-text;q=0.5"), Format::kText);
+  EXPECT_EQ(ChooseFormat("application/openmetrics-text;q=0"), Format::kText);
+  EXPECT_EQ(ChooseFormat("Application/OpenMetrics-Text; q=0.9, */*;q=0.8"), Format::kOpenMetrics);
+}
+
+TEST(ServeHttp, IndexPageLinksAndEscapes) {
+  std::string page = IndexPage({"0.1.0", "NVML /opt/<lib>.so", 8, "both"});
+  EXPECT_TRUE(Contains(page, "<a href=\"/metrics\">"));
+  EXPECT_TRUE(Contains(page, "<a href=\"/health\">"));
+  EXPECT_TRUE(Contains(page, "NVML /opt/&lt;lib&gt;.so, 8 devices"));
+}
+
+}  // namespace
+}  // namespace gpuscope::cli
