@@ -251,6 +251,8 @@ MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const
     return MHD_YES;
   }
   std::shared_ptr<const Config> current = daemon->server->config_.load();
+  // The first daemon accepts before Start() publishes config_: use its own.
+  if (current == nullptr) current = daemon->config;
   return Send(connection, daemon->Serve(connection, url, method, *current), current->web);
 }
 
