@@ -11,7 +11,7 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
   apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
-  wrk nginx-light valgrind procps
+  wrk nginx-light valgrind procps docker-compose
 )
 
 missing=()
