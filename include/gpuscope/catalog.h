@@ -107,7 +107,8 @@ struct SmiName {
 
 #define GPUSCOPE_METRICS(X)                                                                        \
   X(kGpuUtil)                                                                                      \
-  X(kMemCopyUtil) X(kEncoderUtil) X(kDecoderUtil) X(kSmActive) X(kSmOccupancy) X(kTensorActive) X( \
+  X(kMemCopyUtil)                                                                                  \
+  X(kEncoderUtil) X(kDecoderUtil) X(kSmActive) X(kSmOccupancy) X(kTensorActive) X(                 \
       kTensorHmmaActive) X(kDramActive) X(kGrEngineActive) X(kFp64Active) X(kFp32Active)           \
       X(kFp16Active) X(kMemoryTotal) X(kMemoryUsed) X(kMemoryFree) X(kMemoryReserved) X(           \
           kMemoryUsedPeak) X(kPowerUsage) X(kPowerAverage) X(kPowerInstant) X(kEnergyConsumption)  \
