@@ -65,8 +65,7 @@ bool EnvDouble(const char* name, double* out, std::string* error) {
 }
 
 nvmlReturn_t Fail(nvmlReturn_t code, const std::string& message) {
-  L().last_error = message;
-  std::fprintf(stderr, "gpuscope-sim: %s\n", message.c_str());
+  L().last_error = message;  // read through gpuscopeSimLastError()
   return code;
 }
 
