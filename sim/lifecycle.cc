@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
