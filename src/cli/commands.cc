@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/diagnose_command.h"
+#include "cli/docs_command.h"
+#include "cli/health_command.h"
 #include "cli/query_command.h"
 #include "cli/serve.h"
 #include "cli/summary.h"
+#include "cli/top.h"
 #include "cli/version.h"
 
 namespace gpuscope::cli {
@@ -25,9 +29,10 @@ constexpr Command kCommands[] = {
   {"",        "Summary table of every GPU (like nvidia-smi without arguments).", RunSummary},
   {"query",   "nvidia-smi compatible CSV: --query-gpu=... --format=csv [-l N].", RunQuery},
   {"serve",   "Prometheus exporter on :9400 (dcgm-exporter compatible).",     RunServe},
-  // {"health",   "Health checks: XID, ECC, remapped rows, PCIe, NVLink.",       RunHealth},
-  // {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
-  // {"top",      "Live per-GPU and per-process view.",                          RunTop},
+  {"health",   "Health checks: XID, ECC, remapped rows, PCIe, NVLink.",       RunHealth},
+  {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
+  {"top",      "Live per-GPU and per-process view.",                          RunTop},
+  {"docs",    "Generated reference: docs metrics|configuration (Markdown).",  RunDocs},
   {"version", "Version and build information.",                                 RunVersion},
   {"help",    "This list.",                                                     RunHelp},
 };

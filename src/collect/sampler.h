@@ -24,6 +24,7 @@
 // snapshot; they must not call SampleOnce or Stop.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -109,7 +110,8 @@ class Sampler {
   Status OpenLocked();
   Tiers DueTiers(double now, bool all);
   void Dispatch(std::size_t position, const Tiers& tiers, double now);
-  void Collect(std::size_t position);
+  // `now`: when the cycle stopped waiting (the hang clock, with Slot::posted_at).
+  void Collect(std::size_t position, std::chrono::steady_clock::time_point now);
   void Apply(std::size_t position, Reading&& reading);
   void MarkLost(Slot& slot, const Reading& reading);
   void DrainXids();

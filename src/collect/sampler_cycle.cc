@@ -13,9 +13,9 @@
 namespace gpuscope::collect {
 namespace {
 
+// Rounded up, so a wait that times out has lasted at least `s`.
 std::chrono::steady_clock::duration Seconds(double s) {
-  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-      std::chrono::duration<double>(s));
+  return std::chrono::ceil<std::chrono::steady_clock::duration>(std::chrono::duration<double>(s));
 }
 
 bool Derived(Tier tier) { return tier == Tier::kDerived || tier == Tier::kEvent; }
@@ -80,11 +80,14 @@ SnapshotPtr Sampler::RunCycle(bool all_tiers, bool in_loop) {
     // the next cycle; SampleOnce waits up to the watchdog for every answer.
     const double wait_s =
         in_loop ? std::min(options_.watchdog_s, options_.fast_interval_s) : options_.watchdog_s;
-    const auto deadline = started + Seconds(wait_s);
+    // Each wait counts from the slot's own posted_at, the reference Collect
+    // measures a hang from: a wait that times out has then seen the call busy
+    // for at least wait_s, so a full-watchdog wait always ends stale.
     for (auto& slot : slots_) {
-      if (slot->posted) slot->worker->WaitIdle(deadline);
+      if (slot->posted) slot->worker->WaitIdle(slot->posted_at + Seconds(wait_s));
     }
-    for (std::size_t i = 0; i < slots_.size(); ++i) Collect(i);
+    const auto collected_at = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < slots_.size(); ++i) Collect(i, collected_at);
     DrainXids();
     snapshot.nvml_up = true;
     snapshot.slow_cycle = tiers.slow;
@@ -116,15 +119,16 @@ void Sampler::Dispatch(std::size_t position, const Tiers& tiers, double now) {
     job.tiers = Tiers::All();
     job.reattach = true;
   }
+  // Stamped before posting, so the call cannot have started earlier.
+  const auto posted_at = std::chrono::steady_clock::now();
   slot.posted = slot.worker->Post(job);
-  slot.posted_at = std::chrono::steady_clock::now();
+  if (slot.posted) slot.posted_at = posted_at;
 }
 
-void Sampler::Collect(std::size_t position) {
+void Sampler::Collect(std::size_t position, std::chrono::steady_clock::time_point now) {
   Slot& slot = *slots_[position];
   if (slot.worker->busy()) {
-    const double busy_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - slot.posted_at).count();
+    const double busy_s = std::chrono::duration<double>(now - slot.posted_at).count();
     // Not past the watchdog yet: the previous values and state stand.
     if (slot.lost || busy_s < options_.watchdog_s) return;
     if (slot.sample.state != GpuState::kStale) {

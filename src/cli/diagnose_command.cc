@@ -1,0 +1,171 @@
+#include "cli/diagnose_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ostream>
+
+#include "analysis/offline.h"
+#include "analysis/report.h"
+#include "cli/stop.h"
+#include "collect/sampler.h"
+#include "collect/selection.h"
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr double kStepSeconds = 1;
+constexpr double kProgressEverySeconds = 10;
+
+// What was sampled: the sampler owns the window the snapshot's slots index.
+struct Sampled {
+  std::unique_ptr<collect::Sampler> sampler;
+  SnapshotPtr snapshot;
+};
+
+Result<Sampled> SampleOffline(const std::string& library, double window_seconds) {
+  Result<double> start = SimStartTime(std::getenv("GPUSCOPE_SIM_START_TIME"));
+  if (!start.ok()) return start.status();
+  analysis::OfflineOptions options;
+  options.nvml_path = library;
+  options.start_seconds = *start;
+  options.end_seconds = *start + window_seconds;
+  options.step_seconds = kStepSeconds;
+  Result<analysis::OfflineRun> run = analysis::SampleScenario(options);
+  if (!run.ok()) return run.status();
+  return Sampled{std::move(run->sampler), std::move(run->snapshot)};
+}
+
+// Samples the live GPUs once a second for the window.
+Result<Sampled> SampleLive(const std::string& library, double window_seconds, std::ostream& err) {
+  collect::SamplerOptions options;
+  options.nvml_path = library;
+  options.fast_interval_s = kStepSeconds;
+  options.window_span_s = window_seconds + 2 * kStepSeconds;
+  Sampled out;
+  out.sampler = std::make_unique<collect::Sampler>(options);
+  GPUSCOPE_RETURN_IF_ERROR(out.sampler->Open());
+  InstallStopHandlers();
+  const auto begin = std::chrono::steady_clock::now();
+  const long steps = std::lround(window_seconds / kStepSeconds);
+  err << "gpuscope diagnose: sampling for " << window_seconds << " s (Ctrl-C diagnoses early)\n";
+  for (long i = 0; i <= steps; ++i) {
+    if (i > 0 && !SleepUntil(begin + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                         std::chrono::duration<double>(i * kStepSeconds)))) {
+      err << "gpuscope diagnose: stopped after " << i - 1 << " s\n";
+      break;
+    }
+    out.snapshot = out.sampler->SampleOnce(/*all_tiers=*/i == 0);
+    if (!out.snapshot->nvml_up) return Status::Unavailable(out.snapshot->nvml_error);
+    if (i > 0 && std::fmod(i * kStepSeconds, kProgressEverySeconds) == 0) {
+      err << "gpuscope diagnose: " << i * kStepSeconds << " / " << window_seconds << " s\n";
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::string& ids) {
+  if (ids.empty()) return std::vector<std::size_t>{};
+  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
+  if (!selection.ok()) return selection.status();
+  return collect::SelectDevices(snapshot.gpus, *selection);
+}
+
+}  // namespace
+
+Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
+  DiagnoseArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    const std::size_t eq = flag.find('=');
+    const bool has_value = flag.starts_with("--") && eq != std::string::npos;
+    if (has_value) {
+      value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
+    const bool wants_value = flag == "--window" || flag == "-w" || flag == "-i" || flag == "--id";
+    if (wants_value && !has_value) {
+      if (i + 1 >= args.size()) {
+        return Status::InvalidArgument("Option " + flag +
+                                       " needs a value; see gpuscope diagnose --help.");
+      }
+      value = args[++i];
+    }
+    if (flag == "-h" || flag == "--help") {
+      out.help = true;
+    } else if (flag == "--json" && !has_value) {
+      out.json = true;
+    } else if (flag == "--window" || flag == "-w") {
+      Result<double> seconds = analysis::ParseDuration(value);
+      if (!seconds.ok()) return Status::InvalidArgument("--window: " + seconds.status().message());
+      if (*seconds < kStepSeconds) {
+        return Status::InvalidArgument("--window: must be at least 1 s, got '" + value + "'");
+      }
+      out.window_seconds = *seconds;
+    } else if (flag == "-i" || flag == "--id") {
+      out.ids = value;
+    } else {
+      return Status::InvalidArgument("Unknown option \"" + args[i] +
+                                     "\" for gpuscope diagnose; see gpuscope diagnose --help.");
+    }
+  }
+  return out;
+}
+
+std::string DiagnoseUsage() {
+  return "Usage: gpuscope diagnose [--window 5m] [-i GPU] [--json]\n"
+         "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
+         "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
+         "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
+         "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated\n"
+         "  --json                 one JSON document instead of the text report\n\n"
+         "On a real driver the GPUs are sampled once a second for the window first; on the\n"
+         "simulator the window is sampled offline from GPUSCOPE_SIM_START_TIME (default 0).\n";
+}
+
+Result<double> SimStartTime(const char* value) {
+  if (value == nullptr || *value == '\0') return 0.0;
+  char* end = nullptr;
+  const double t = std::strtod(value, &end);
+  if (*end != '\0' || !std::isfinite(t) || t < 0) {
+    return Status::InvalidArgument("GPUSCOPE_SIM_START_TIME: expected seconds >= 0, got '" +
+                                   std::string(value) + "'");
+  }
+  return t;
+}
+
+Status RunDiagnose(Invocation& inv) {
+  Result<DiagnoseArgs> args = ParseDiagnoseArgs(inv.args);
+  if (!args.ok()) return args.status();
+  if (args->help) {
+    *inv.out << DiagnoseUsage();
+    return Status::Ok();
+  }
+  const double min_span = analysis::DiagnoseOptions{}.min_span_seconds;
+  if (args->window_seconds < min_span) {
+    *inv.err << "gpuscope diagnose: note: a window under " << min_span
+             << " s is too short for verdicts\n";
+  }
+  Result<std::string> library = PrepareNvml(inv.common);
+  if (!library.ok()) return library.status();
+  spdlog::set_level(spdlog::level::warn);
+  const bool simulated =
+      !ScenarioName(inv.common, [](const char* name) { return std::getenv(name); }).empty();
+  Result<Sampled> sampled = simulated ? SampleOffline(*library, args->window_seconds)
+                                      : SampleLive(*library, args->window_seconds, *inv.err);
+  if (!sampled.ok()) return sampled.status();
+  if (!sampled->snapshot->nvml_up) return Status::Unavailable(sampled->snapshot->nvml_error);
+  analysis::RunOptions options;
+  options.diagnose.window_seconds = args->window_seconds;
+  Result<std::vector<std::size_t>> slots = Slots(*sampled->snapshot, args->ids);
+  if (!slots.ok()) return slots.status();
+  options.slots = *slots;
+  const std::vector<analysis::GpuDiagnosis> results =
+      analysis::RunDiagnose(*sampled->snapshot, sampled->sampler->window(), options);
+  *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::cli

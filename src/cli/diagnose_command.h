@@ -1,0 +1,42 @@
+// `gpuscope diagnose`: "why is my job slow?" Bottleneck verdicts with the
+// evidence behind them, per GPU, over a trailing window:
+//
+//   gpuscope diagnose [--window 5m] [-i GPU] [--json]
+//
+// On the simulator (--simulate or GPUSCOPE_SIM_SCENARIO) the window is sampled
+// offline: the scenario clock is stepped from GPUSCOPE_SIM_START_TIME (or 0)
+// to start + window in 1 s steps, so five scenario minutes take under a
+// second. On a real driver the GPUs are sampled live once a second for the
+// window (progress on stderr; SIGINT/SIGTERM stops early and diagnoses what
+// was gathered), then diagnosed.
+//
+// Thread safety: runs on main's thread.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "gpuscope/status.h"
+
+namespace gpuscope::cli {
+
+struct DiagnoseArgs {
+  double window_seconds = 300;
+  std::string ids;  // -i/--id, nvidia-smi syntax; empty: every GPU
+  bool json = false;
+  bool help = false;
+};
+
+// Parses the arguments after `diagnose` (common options already removed).
+Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args);
+
+std::string DiagnoseUsage();
+
+// The scenario second offline sampling starts at: GPUSCOPE_SIM_START_TIME's
+// value, or 0 when unset. Errors name the variable.
+Result<double> SimStartTime(const char* value);
+
+Status RunDiagnose(Invocation& inv);
+
+}  // namespace gpuscope::cli

@@ -1,0 +1,115 @@
+#include "cli/health_command.h"
+
+#include <spdlog/spdlog.h>
+
+#include "analysis/report.h"
+#include "collect/selection.h"
+#include "health/report.h"
+#include "health/service.h"
+
+namespace gpuscope::cli {
+namespace {
+
+Status MissingValue(const std::string& flag) {
+  return Status::InvalidArgument("Option " + flag + " needs a value; see gpuscope health --help.");
+}
+
+// Splits "--flag=value" into flag and value.
+void SplitInline(std::string* flag, std::string* value, bool* has_value) {
+  const std::size_t eq = flag->find('=');
+  *has_value = flag->starts_with("--") && eq != std::string::npos;
+  if (*has_value) {
+    *value = flag->substr(eq + 1);
+    flag->resize(eq);
+  }
+}
+
+}  // namespace
+
+Result<HealthArgs> ParseHealthArgs(const std::vector<std::string>& args) {
+  HealthArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    bool has_value = false;
+    SplitInline(&flag, &value, &has_value);
+    auto take = [&]() -> Result<std::string> {
+      if (has_value) return value;
+      if (i + 1 >= args.size()) return MissingValue(flag);
+      return args[++i];
+    };
+    if (flag == "-h" || flag == "--help") {
+      out.help = true;
+    } else if (flag == "--json" && !has_value) {
+      out.json = true;
+    } else if (flag == "--strict" && !has_value) {
+      out.strict = true;
+    } else if ((flag == "-v" || flag == "--verbose") && !has_value) {
+      out.verbose = true;
+    } else if (flag == "--watch") {
+      Result<std::string> text = take();
+      if (!text.ok()) return text.status();
+      Result<double> seconds = analysis::ParseDuration(*text);
+      if (!seconds.ok()) return Status::InvalidArgument("--watch: " + seconds.status().message());
+      out.watch_seconds = *seconds;
+    } else if (flag == "-i" || flag == "--id") {
+      Result<std::string> text = take();
+      if (!text.ok()) return text.status();
+      out.ids = *text;
+    } else {
+      return Status::InvalidArgument("Unknown option \"" + args[i] +
+                                     "\" for gpuscope health; see gpuscope health --help.");
+    }
+  }
+  return out;
+}
+
+std::string HealthUsage() {
+  return "Usage: gpuscope health [--json] [--strict] [--watch SECONDS] [--verbose] [-i IDS]\n"
+         "Health verdicts per GPU: memory (ECC, remapped rows, retired pages), PCIe, NVLink,\n"
+         "thermal, power, XID and driver, with the evidence and what to do.\n\n"
+         "  --json           one JSON document instead of the text report\n"
+         "  --strict         exit 1 when a GPU only warns\n"
+         "  --watch SECONDS  sample again after this long; 5 s or more also judges rates\n"
+         "                   (PCIe replays per minute, NVLink CRC errors per second)\n"
+         "  -v, --verbose    also show the evidence of checks that pass\n"
+         "  -i, --id IDS     only these GPUs: index, UUID or PCI bus id, comma separated\n\n"
+         "Exit status: 0 every GPU ok (or warn), 1 warn with --strict, 2 a GPU fails or NVML "
+         "is down.\n";
+}
+
+int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std::ostream& out,
+                std::ostream& err) {
+  if (args.json) {
+    out << health::FormatJson(report);
+  } else if (!report.nvml_up) {
+    err << "gpuscope health: cannot read the GPUs: " << report.nvml_error << "\n";
+  } else {
+    out << health::FormatReport(report, {.verbose = args.verbose});
+  }
+  return health::ExitCode(report, args.strict);
+}
+
+Status RunHealth(Invocation& inv) {
+  Result<HealthArgs> args = ParseHealthArgs(inv.args);
+  if (!args.ok()) return args.status();
+  if (args->help) {
+    *inv.out << HealthUsage();
+    return Status::Ok();
+  }
+  health::RunOptions options;
+  if (!args->ids.empty()) {
+    Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);
+    if (!selection.ok()) return selection.status();
+    options.sampler.devices = *selection;
+  }
+  Result<std::string> library = PrepareNvml(inv.common);
+  if (!library.ok()) return library.status();
+  options.sampler.nvml_path = *library;
+  options.watch_seconds = args->watch_seconds;
+  spdlog::set_level(spdlog::level::err);  // the report says what matters
+  const health::HealthReport report = health::RunOnce(options);
+  inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::cli

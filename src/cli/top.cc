@@ -1,0 +1,185 @@
+#include "cli/top.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <ostream>
+
+#include "analysis/report.h"
+#include "cli/stop.h"
+#include "cli/top_frame.h"
+#include "collect/sampler.h"
+#include "collect/selection.h"
+
+namespace gpuscope::cli {
+namespace {
+
+constexpr const char* kClearScreen = "\x1b[H\x1b[2J";
+constexpr const char* kHideCursor = "\x1b[?25l";
+constexpr const char* kRestoreCursor = "\x1b[0m\x1b[?25h";
+constexpr double kVerdictEverySeconds = 5;
+constexpr double kOnceGapSeconds = 0.5;
+
+// The most confident finding of each GPU over the sampler's window.
+std::vector<std::string> Verdicts(const Snapshot& snapshot, const Window& window) {
+  analysis::RunOptions options;
+  std::vector<std::string> out(snapshot.gpus.size());
+  for (const analysis::GpuDiagnosis& d : analysis::RunDiagnose(snapshot, window, options)) {
+    if (d.slot >= out.size()) continue;
+    if (!d.findings.empty()) {
+      out[d.slot] = d.findings.front().verdict;
+    } else if (d.span_seconds < options.diagnose.min_span_seconds) {
+      out[d.slot] = "(gathering: needs " +
+                    std::to_string(static_cast<int>(options.diagnose.min_span_seconds)) +
+                    " s of samples)";
+    }
+  }
+  return out;
+}
+
+collect::SamplerOptions MakeSamplerOptions(const std::string& library, const TopArgs& args) {
+  collect::SamplerOptions options;
+  options.nvml_path = library;
+  options.fast_interval_s = std::max(0.1, args.interval_seconds);
+  options.slow_interval_s = std::max(options.slow_interval_s, options.fast_interval_s);
+  options.pcie_interval_s = std::max(options.pcie_interval_s, options.fast_interval_s);
+  options.window_span_s = analysis::DiagnoseOptions{}.window_seconds + 10;
+  return options;
+}
+
+void RunLoop(collect::Sampler& sampler, const TopArgs& args, FrameOptions frame,
+             std::ostream& out) {
+  using std::chrono::steady_clock;
+  const auto step = std::chrono::duration_cast<steady_clock::duration>(
+      std::chrono::duration<double>(args.interval_seconds));
+  sampler.Start();
+  out << kHideCursor;
+  auto next = steady_clock::now();
+  auto next_verdict = next;
+  do {
+    SnapshotPtr snapshot = sampler.Latest();
+    if (steady_clock::now() >= next_verdict) {
+      frame.verdicts = Verdicts(*snapshot, sampler.window());
+      next_verdict =
+          steady_clock::now() + std::chrono::seconds(static_cast<int>(kVerdictEverySeconds));
+    }
+    frame.width = TerminalWidth(STDOUT_FILENO);
+    out << kClearScreen << RenderFrame(*snapshot, frame) << std::flush;
+    next += step;
+  } while (SleepUntil(next));
+  out << kRestoreCursor << std::flush;
+  sampler.Stop();
+}
+
+}  // namespace
+
+Result<double> ParseInterval(const std::string& text) {
+  if (text.size() > 2 && text.ends_with("ms")) {
+    char* end = nullptr;
+    const double ms = std::strtod(text.c_str(), &end);
+    if (end == text.c_str() + text.size() - 2 && ms > 0) return ms / 1000;
+    return Status::InvalidArgument("--interval: bad duration '" + text + "'");
+  }
+  Result<double> seconds = analysis::ParseDuration(text);
+  if (!seconds.ok()) return Status::InvalidArgument("--interval: " + seconds.status().message());
+  return *seconds;
+}
+
+Result<TopArgs> ParseTopArgs(const std::vector<std::string>& args) {
+  TopArgs out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    std::string flag = args[i], value;
+    const std::size_t eq = flag.find('=');
+    const bool has_value = flag.starts_with("--") && eq != std::string::npos;
+    if (has_value) {
+      value = flag.substr(eq + 1);
+      flag.resize(eq);
+    }
+    const bool wants_value = flag == "--interval" || flag == "-d" || flag == "-i" || flag == "--id";
+    if (wants_value && !has_value) {
+      if (i + 1 >= args.size()) {
+        return Status::InvalidArgument("Option " + flag +
+                                       " needs a value; see gpuscope top --help.");
+      }
+      value = args[++i];
+    }
+    if ((flag == "-h" || flag == "--help") && !has_value) {
+      out.help = true;
+    } else if (flag == "--once" && !has_value) {
+      out.once = true;
+    } else if (flag == "--no-color" && !has_value) {
+      out.color = false;
+    } else if (flag == "--interval" || flag == "-d") {
+      Result<double> seconds = ParseInterval(value);
+      if (!seconds.ok()) return seconds.status();
+      if (*seconds < 0.1) {
+        return Status::InvalidArgument("--interval: must be at least 100ms, got '" + value + "'");
+      }
+      out.interval_seconds = *seconds;
+    } else if (flag == "-i" || flag == "--id") {
+      out.ids = value;
+    } else {
+      return Status::InvalidArgument("Unknown option \"" + args[i] +
+                                     "\" for gpuscope top; see gpuscope top --help.");
+    }
+  }
+  return out;
+}
+
+std::string TopUsage() {
+  return "Usage: gpuscope top [--interval 1s] [-i IDS] [--once] [--no-color]\n"
+         "Live view of every GPU: utilization next to SM and tensor activity (GPM), memory,\n"
+         "power, temperature, clocks, throttle reasons, PCIe, state, and the processes.\n\n"
+         "  -d, --interval DURATION  redraw period: 300ms, 1s, 2s (default 1s, minimum 100ms)\n"
+         "  -i, --id IDS             only these GPUs: index, UUID or PCI bus id, comma separated\n"
+         "  --once                   print one frame without clearing the screen and exit\n"
+         "  --no-color               no ANSI colours\n";
+}
+
+Status RunTop(Invocation& inv) {
+  Result<TopArgs> args = ParseTopArgs(inv.args);
+  if (!args.ok()) return args.status();
+  if (args->help) {
+    *inv.out << TopUsage();
+    return Status::Ok();
+  }
+  Result<std::string> library = PrepareNvml(inv.common);
+  if (!library.ok()) return library.status();
+  spdlog::set_level(spdlog::level::warn);
+  collect::SamplerOptions options = MakeSamplerOptions(*library, *args);
+  if (!args->ids.empty()) {
+    Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);
+    if (!selection.ok()) return selection.status();
+    options.devices = *selection;
+  }
+  collect::Sampler sampler(options);
+  GPUSCOPE_RETURN_IF_ERROR(sampler.Open());
+  FrameOptions frame;
+  frame.color = args->color && (args->once ? isatty(STDOUT_FILENO) == 1 : true);
+  frame.scenario = ScenarioName(inv.common, [](const char* name) { return std::getenv(name); });
+  frame.simulated = !frame.scenario.empty();
+  // The first frame has every tier (processes, limits) instead of waiting a slow cycle.
+  SnapshotPtr first = sampler.SampleOnce(/*all_tiers=*/true);
+  if (!first->nvml_up) return Status::Unavailable(first->nvml_error);
+  if (args->once) {
+    // GPM activity is a rate between two samples: take a second one shortly after.
+    SleepUntil(std::chrono::steady_clock::now() +
+               std::chrono::milliseconds(
+                   static_cast<int>(1000 * std::min(args->interval_seconds, kOnceGapSeconds))));
+    SnapshotPtr second = sampler.SampleOnce();
+    if (second->nvml_up) first = second;
+    frame.width = TerminalWidth(STDOUT_FILENO);
+    *inv.out << RenderFrame(*first, frame) << std::flush;
+    return Status::Ok();
+  }
+  InstallStopHandlers();
+  frame.subtitle = "every " + std::to_string(static_cast<int>(args->interval_seconds * 1000)) +
+                   " ms; Ctrl-C quits";
+  RunLoop(sampler, *args, std::move(frame), *inv.out);
+  return Status::Ok();
+}
+
+}  // namespace gpuscope::cli

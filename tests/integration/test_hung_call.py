@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""A wedged driver call on one GPU: scrapes keep answering.
+
+`gpuscope serve --simulate training-8xh100 -c 250` with the simulator's
+control file; the test injects `inject 2 hang nvmlDeviceGetPowerUsage 20`, so
+GPU 2's power call sleeps 20 s of wall time. During the stall, 50 scrapes of
+/metrics must all answer (a functional bound of one second each, not a
+benchmark), each showing gpuscope_collector_stale{gpu="2"} 1 with GPU 2's last
+values still served, while the other GPUs' sample timestamps keep advancing.
+
+Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR. stdlib only. ~20-30 s.
+"""
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_serve_common import Serve, check  # noqa: E402
+
+SCRAPES = 50
+SCRAPE_BOUND_S = 1.0
+SERIES = re.compile(r'^(gpuscope_\w+)\{gpu="(\d+)"[^}]*\} (\S+)$', re.M)
+
+
+def series(text, name):
+    return {gpu: float(value) for metric, gpu, value in SERIES.findall(text) if metric == name}
+
+
+def scrape(serve):
+    started = time.monotonic()
+    status, _, text = serve.get("/metrics")
+    took = time.monotonic() - started
+    check(status == 200, "scrape answered %s" % status)
+    return took, text
+
+
+def wait_stale(serve, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        _, text = scrape(serve)
+        if series(text, "gpuscope_collector_stale").get("2") == 1:
+            return text
+        time.sleep(0.1)
+    raise AssertionError("GPU 2 never went stale:\n" + serve.output()[-2000:])
+
+
+def main():
+    control = tempfile.NamedTemporaryFile("w", prefix="gpuscope-sim-control-", delete=False)
+    control.close()
+    serve = None
+    try:
+        serve = Serve(["--simulate", "training-8xh100", "-c", "250"],
+                      env={"GPUSCOPE_SIM_CONTROL": control.name})
+        serve.wait_healthy()
+        _, before = scrape(serve)
+        check(series(before, "gpuscope_collector_stale") == {str(g): 0.0 for g in range(8)},
+              "stale before the hang: %s" % series(before, "gpuscope_collector_stale"))
+        with open(control.name, "a") as f:
+            f.write("inject 2 hang nvmlDeviceGetPowerUsage 20\n")
+        injected = time.monotonic()
+        first = wait_stale(serve)
+        first_ts = series(first, "gpuscope_gpu_last_sample_timestamp_seconds")
+        slowest = 0.0
+        for i in range(SCRAPES):
+            took, text = scrape(serve)
+            slowest = max(slowest, took)
+            check(took < SCRAPE_BOUND_S, "scrape %d took %.2f s" % (i, took))
+            check(series(text, "gpuscope_collector_stale").get("2") == 1,
+                  "scrape %d: GPU 2 not stale" % i)
+            check('DCGM_FI_DEV_POWER_USAGE{gpu="2"' in text, "scrape %d: GPU 2's last values "
+                  "are gone" % i)
+            time.sleep(0.1)
+        check(time.monotonic() - injected < 20, "the scrapes outlasted the stall")
+        last_ts = series(text, "gpuscope_gpu_last_sample_timestamp_seconds")
+        for gpu in ("0", "1", "3", "4", "5", "6", "7"):
+            check(last_ts[gpu] > first_ts[gpu], "GPU %s stopped updating: %s -> %s"
+                  % (gpu, first_ts[gpu], last_ts[gpu]))
+            check(series(text, "gpuscope_collector_stale")[gpu] == 0, "GPU %s stale" % gpu)
+        check(last_ts["2"] == first_ts["2"], "hung GPU 2 advanced")
+        status, _, body = serve.get("/health")
+        check(status == 200, "one hung GPU of 8 keeps /health at 200: %s %s" % (status, body))
+        print("%d scrapes during the stall, slowest %.3f s" % (SCRAPES, slowest))
+    finally:
+        if serve is not None:
+            # The hung call sleeps on; do not wait for it.
+            serve.stop(sig=signal.SIGKILL)
+        os.unlink(control.name)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

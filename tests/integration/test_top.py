@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""`gpuscope top` end to end on the simulator: one --once frame of the
+training scenario, and the live view under a pseudo-terminal (redraws with
+the clear-screen sequence, restores the cursor and exits 0 on SIGINT).
+
+Env: GPUSCOPE_BUILD_DIR (with gpuscope and sim/). stdlib only.
+"""
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+BUILD_DIR = os.environ.get("GPUSCOPE_BUILD_DIR", "build/release")
+GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
+CLEAR = b"\x1b[H\x1b[2J"
+RESTORE_CURSOR = b"\x1b[?25h"
+
+failures = []
+
+
+def check(cond, message):
+    if not cond:
+        failures.append(message)
+        print("FAIL: " + message, file=sys.stderr)
+
+
+def clean_env():
+    return {k: v for k, v in os.environ.items() if not k.startswith("GPUSCOPE_")}
+
+
+def test_once():
+    proc = subprocess.run(
+        [GPUSCOPE, "top", "--simulate", "training-8xh100", "--once", "--no-color"],
+        capture_output=True, text=True, timeout=30, env=clean_env())
+    check(proc.returncode == 0, "top --once exit %d: %s" % (proc.returncode, proc.stderr))
+    out = proc.stdout
+    gpus = re.findall(r"^GPU (\d+)  (.+?)\s{2,}OK$", out, re.M)
+    check([int(g[0]) for g in gpus] == list(range(8)), "8 GPUs listed, got %r" % (gpus,))
+    check(all("H100" in g[1] for g in gpus), "H100 names: %r" % (gpus,))
+    check("\x1b[" not in out, "--once --no-color prints no escape codes")
+    check("simulated node (scenario training-8xh100)" in out, "simulated header")
+    check("Processes:" in out, "process table")
+    check(re.search(r"SM active \d+%", out) is not None, "GPM SM activity on H100: " + out[:800])
+
+
+def test_bad_args():
+    proc = subprocess.run([GPUSCOPE, "top", "--simulate", "training-8xh100", "--interval", "5ms"],
+                          capture_output=True, text=True, timeout=30, env=clean_env())
+    check(proc.returncode == 2, "bad interval exits 2, got %d" % proc.returncode)
+    check("--interval" in proc.stderr, "error names the option: " + proc.stderr)
+
+
+def read_available(fd, out, until):
+    while time.time() < until:
+        ready, _, _ = select.select([fd], [], [], 0.05)
+        if not ready:
+            continue
+        try:
+            chunk = os.read(fd, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            return False
+        if not chunk:
+            return False
+        out.extend(chunk)
+    return True
+
+
+def test_live_under_pty():
+    pid, fd = pty.fork()
+    if pid == 0:
+        env = clean_env()
+        os.execve(GPUSCOPE, [GPUSCOPE, "top", "--simulate", "mixed-node", "--interval", "300ms"],
+                  env)
+    out = bytearray()
+    read_available(fd, out, time.time() + 1.5)
+    os.kill(pid, signal.SIGINT)
+    deadline = time.time() + 10
+    status = None
+    while time.time() < deadline:
+        alive = read_available(fd, out, time.time() + 0.1)
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            read_available(fd, out, time.time() + 0.2)
+            break
+        if not alive:
+            time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        check(False, "top did not exit within 10 s of SIGINT")
+        return
+    os.close(fd)
+    check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
+          "top exits 0 on SIGINT, status %r" % status)
+    check(out.count(CLEAR) >= 2, "at least two redraws, got %d" % out.count(CLEAR))
+    check(RESTORE_CURSOR in out, "cursor restored")
+    check(out.rfind(RESTORE_CURSOR) > out.rfind(CLEAR), "cursor restored after the last frame")
+    check(b"NVIDIA L4" in out and b"A100" in out, "mixed-node GPUs drawn")
+
+
+def main():
+    if not os.path.exists(GPUSCOPE):
+        print("SKIP: %s not built" % GPUSCOPE)
+        return 0
+    test_once()
+    test_bad_args()
+    test_live_under_pty()
+    if failures:
+        print("%d failure(s)" % len(failures), file=sys.stderr)
+        return 1
+    print("OK")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

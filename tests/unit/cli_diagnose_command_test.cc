@@ -1,0 +1,104 @@
+// `gpuscope diagnose`: argument parsing, the simulator start time, the docs
+// command, and one offline run on a diagnosis scenario.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/commands.h"
+#include "cli/diagnose_command.h"
+#include "cli/docs_command.h"
+#include "cli/serve.h"
+#include "export/metrics_doc.h"
+
+namespace gpuscope::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(CliDiagnoseArgs, ParsesWindowIdsAndJson) {
+  Result<DiagnoseArgs> a = ParseDiagnoseArgs({"--window", "2m", "-i", "1", "--json"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_DOUBLE_EQ(a->window_seconds, 120);
+  EXPECT_EQ(a->ids, "1");
+  EXPECT_TRUE(a->json);
+  Result<DiagnoseArgs> b = ParseDiagnoseArgs({"--window=90s", "--id=GPU-x"});
+  ASSERT_TRUE(b.ok());
+  EXPECT_DOUBLE_EQ(b->window_seconds, 90);
+  EXPECT_EQ(b->ids, "GPU-x");
+  Result<DiagnoseArgs> d = ParseDiagnoseArgs({});
+  ASSERT_TRUE(d.ok());
+  EXPECT_DOUBLE_EQ(d->window_seconds, 300);
+  EXPECT_FALSE(d->json);
+}
+
+TEST(CliDiagnoseArgs, RejectsBadInput) {
+  Result<DiagnoseArgs> bad = ParseDiagnoseArgs({"--window", "5 minutes"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("5 minutes"));
+  EXPECT_FALSE(ParseDiagnoseArgs({"--window", "0"}).ok());
+  EXPECT_FALSE(ParseDiagnoseArgs({"--window"}).ok());
+  EXPECT_FALSE(ParseDiagnoseArgs({"--verbose"}).ok());
+}
+
+TEST(CliDiagnoseArgs, SimStartTime) {
+  EXPECT_EQ(*SimStartTime(nullptr), 0);
+  EXPECT_EQ(*SimStartTime(""), 0);
+  EXPECT_EQ(*SimStartTime("120.5"), 120.5);
+  Result<double> bad = SimStartTime("soon");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("GPUSCOPE_SIM_START_TIME"));
+  EXPECT_FALSE(SimStartTime("-5").ok());
+}
+
+// Offline from GPUSCOPE_SIM_START_TIME: the memory leak of classic-memory-oom
+// is found, and -i keeps only the asked GPU (an unknown one is an error).
+TEST(CliDiagnoseRun, OfflineOnTheSimulator) {
+  const std::string scenario =
+      std::string(GPUSCOPE_SOURCE_DIR) + "/sim/scenarios/diagnosis/classic-memory-oom.yaml";
+  std::ostringstream out, err;
+  Result<Invocation> inv =
+      ParseCommandLine({"diagnose", "--simulate", scenario, "--window", "2m", "-i", "0", "--json"});
+  ASSERT_TRUE(inv.ok()) << inv.status().message();
+  inv->out = &out;
+  inv->err = &err;
+  setenv("GPUSCOPE_SIM_START_TIME", "60", 1);
+  Status status = RunDiagnose(*inv);
+  ASSERT_TRUE(status.ok()) << status.message();
+  nlohmann::json doc = nlohmann::json::parse(out.str());
+  ASSERT_EQ(doc["gpus"].size(), 1u);
+  EXPECT_NEAR(doc["gpus"][0]["window_seconds"].get<double>(), 120, 1.5);
+  bool capacity = false;
+  for (const auto& f : doc["gpus"][0]["findings"]) capacity |= f["kind"] == "memory_capacity";
+  EXPECT_TRUE(capacity) << out.str();
+
+  Result<Invocation> missing =
+      ParseCommandLine({"diagnose", "--simulate", scenario, "--window", "1m", "-i", "7"});
+  ASSERT_TRUE(missing.ok());
+  missing->out = &out;
+  missing->err = &err;
+  Status not_found = RunDiagnose(*missing);
+  unsetenv("GPUSCOPE_SIM_START_TIME");
+  unsetenv("GPUSCOPE_SIM_SCENARIO");
+  EXPECT_EQ(not_found.code(), Status::Code::kNotFound) << not_found.message();
+}
+
+TEST(CliDocs, PrintsTheGeneratedDocuments) {
+  EXPECT_EQ(*GeneratedDoc("metrics"), prom::RenderMetricsDoc());
+  EXPECT_EQ(*GeneratedDoc("configuration"), ConfigurationDoc());
+  Result<std::string> unknown = GeneratedDoc("readme");
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_THAT(unknown.status().message(), HasSubstr("readme"));
+  std::ostringstream out, err;
+  Result<Invocation> inv = ParseCommandLine({"docs", "configuration"});
+  ASSERT_TRUE(inv.ok());
+  inv->out = &out;
+  inv->err = &err;
+  ASSERT_TRUE(RunDocs(*inv).ok());
+  EXPECT_EQ(out.str(), ConfigurationDoc());
+}
+
+}  // namespace
+}  // namespace gpuscope::cli

@@ -1,0 +1,147 @@
+// The `gpuscope top` frame renderer and argument parser on hand-built snapshots.
+#include <gtest/gtest.h>
+
+#include "cli/top.h"
+#include "cli/top_frame.h"
+#include "cli_test_snapshot.h"
+
+namespace gpuscope::cli {
+namespace {
+
+FrameOptions Plain(int width = 100) {
+  FrameOptions options;
+  options.width = width;
+  options.color = false;
+  return options;
+}
+
+TEST(TopFrameTest, BarFillsProportionallyAndClamps) {
+  EXPECT_EQ(Bar(50, 12), "[#####.....]");
+  EXPECT_EQ(Bar(0, 7), "[.....]");
+  EXPECT_EQ(Bar(100, 7), "[#####]");
+  EXPECT_EQ(Bar(250, 7), "[#####]");
+  EXPECT_EQ(Bar(-5, 7), "[.....]");
+}
+
+TEST(TopFrameTest, ThrottleReasonsByName) {
+  EXPECT_EQ(ThrottleNames(0), "none");
+  EXPECT_EQ(ThrottleNames(0x4), "SW power cap");
+  EXPECT_EQ(ThrottleNames(0x40 | 0x8), "HW slowdown, HW thermal");
+}
+
+TEST(TopFrameTest, RendersEveryGpuWithValuesAndBars) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.samples[0].Set(Metric::kSlowdownTemp, 87);
+  snap.samples[0].Set(Metric::kMaxSmClock, 1980);
+  snap.samples[0].Set(Metric::kPcieRxBytesRate, 2.5e9);
+  snap.samples[0].Set(Metric::kPcieTxBytesRate, 1500);
+  const std::string frame = RenderFrame(snap, Plain());
+  EXPECT_NE(frame.find("host node-a"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("driver 570.133.20"), std::string::npos);
+  EXPECT_NE(frame.find("CUDA 12.8"), std::string::npos);
+  EXPECT_NE(frame.find("GPU 0  NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(frame.find("GPU 1  NVIDIA H100 80GB HBM3"), std::string::npos);
+  EXPECT_NE(frame.find("1234 / 81559 MiB"), std::string::npos);
+  EXPECT_NE(frame.find("power 123 / 700 W"), std::string::npos);
+  EXPECT_NE(frame.find("power - / 700 W"), std::string::npos);  // GPU 1 has no power reading
+  EXPECT_NE(frame.find("temp 56 C (slowdown 87 C)"), std::string::npos);
+  EXPECT_NE(frame.find("SM clock 1980 / 1980 MHz"), std::string::npos);
+  EXPECT_NE(frame.find("throttle SW power cap"), std::string::npos);
+  EXPECT_NE(frame.find("PCIe rx 2.5 GB/s  tx 1.5 KB/s"), std::string::npos);
+  // Bar width at 100 columns is 42: 40 cells, 45% -> 18 filled.
+  EXPECT_NE(frame.find("[" + std::string(18, '#') + std::string(22, '.') + "]  45%"),
+            std::string::npos);
+  EXPECT_NE(frame.find("[" + std::string(40, '#') + "] 100%"), std::string::npos);
+  EXPECT_NE(frame.find("   4242   1024MiB  python3"), std::string::npos);
+  EXPECT_NE(frame.find("   4343       N/A  torchrun"), std::string::npos);
+  EXPECT_EQ(frame.find("\x1b["), std::string::npos);  // no colour asked
+}
+
+TEST(TopFrameTest, GpmActivityOrNotApplicable) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.gpus[0].gpm_supported = true;
+  snap.samples[0].Set(Metric::kSmActive, 62);
+  snap.samples[0].Set(Metric::kTensorActive, 31);
+  snap.gpus[1].gpm_supported = false;
+  const std::string frame = RenderFrame(snap, Plain());
+  EXPECT_NE(frame.find("SM active 62%   tensor 31%"), std::string::npos) << frame;
+  EXPECT_NE(frame.find("SM active n/a (no GPM)   tensor n/a (no GPM)"), std::string::npos);
+}
+
+TEST(TopFrameTest, FlagsBusyButIdleSms) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.gpus[1].gpm_supported = true;
+  snap.samples[1].Set(Metric::kSmActive, 12);  // util 100%
+  EXPECT_NE(RenderFrame(snap, Plain()).find("busy, but most SMs idle"), std::string::npos);
+}
+
+TEST(TopFrameTest, LostAndStaleAreMarkedInRed) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.samples[0].state = GpuState::kLost;
+  snap.samples[0].state_reason = "GPU is lost";
+  snap.samples[1].state = GpuState::kStale;
+  snap.samples[1].state_reason = "read hangs";
+  FrameOptions options = Plain();
+  const std::string plain = RenderFrame(snap, options);
+  EXPECT_NE(plain.find("LOST: GPU is lost"), std::string::npos) << plain;
+  EXPECT_NE(plain.find("STALE: read hangs"), std::string::npos);
+  // A lost GPU shows no stale values: only GPU 1's memory line remains.
+  EXPECT_EQ(plain.find("memory"), plain.rfind("memory"));
+  options.color = true;
+  const std::string colored = RenderFrame(snap, options);
+  EXPECT_NE(colored.find("\x1b[31mLOST: GPU is lost\x1b[0m"), std::string::npos);
+  EXPECT_NE(colored.find("\x1b[31mSTALE: read hangs\x1b[0m"), std::string::npos);
+}
+
+TEST(TopFrameTest, SimulatedHeaderAndVerdicts) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  FrameOptions options = Plain();
+  options.simulated = true;
+  options.scenario = "mixed-node";
+  options.verdicts = {"power capped at 700 W"};
+  const std::string frame = RenderFrame(snap, options);
+  EXPECT_NE(frame.find("simulated node (scenario mixed-node)"), std::string::npos);
+  EXPECT_NE(frame.find("  verdict power capped at 700 W\n"), std::string::npos);
+  EXPECT_EQ(frame.find("verdict", frame.find("GPU 1")), std::string::npos);
+}
+
+TEST(TopFrameTest, NarrowTerminalClipsLongLines) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.samples[0].processes[0].name = std::string(200, 'x');
+  const std::string frame = RenderFrame(snap, Plain(60));
+  EXPECT_EQ(frame.find(std::string(61, 'x')), std::string::npos);
+  // 60 columns leave a 20-wide bar: 18 cells, 45% -> 8 filled.
+  EXPECT_NE(frame.find("[########..........]  45%"), std::string::npos) << frame;
+}
+
+TEST(TopFrameTest, NoNvml) {
+  Snapshot snap;
+  snap.nvml_error = "Driver Not Loaded";
+  EXPECT_NE(RenderFrame(snap, Plain()).find("NVML unavailable: Driver Not Loaded"),
+            std::string::npos);
+}
+
+TEST(TopArgsTest, ParsesOptions) {
+  Result<TopArgs> args = ParseTopArgs({"--interval", "300ms", "-i", "0,1", "--once", "--no-color"});
+  ASSERT_TRUE(args.ok()) << args.status().message();
+  EXPECT_DOUBLE_EQ(args->interval_seconds, 0.3);
+  EXPECT_EQ(args->ids, "0,1");
+  EXPECT_TRUE(args->once);
+  EXPECT_FALSE(args->color);
+  Result<TopArgs> defaults = ParseTopArgs({});
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_DOUBLE_EQ(defaults->interval_seconds, 1);
+  EXPECT_TRUE(defaults->color);
+  EXPECT_DOUBLE_EQ(ParseTopArgs({"--interval=2s"})->interval_seconds, 2);
+}
+
+TEST(TopArgsTest, RejectsBadInput) {
+  EXPECT_FALSE(ParseTopArgs({"--interval", "50ms"}).ok());
+  EXPECT_FALSE(ParseTopArgs({"--interval", "fast"}).ok());
+  EXPECT_FALSE(ParseTopArgs({"--interval"}).ok());
+  EXPECT_FALSE(ParseTopArgs({"--bogus"}).ok());
+  EXPECT_FALSE(ParseInterval("xms").ok());
+}
+
+}  // namespace
+}  // namespace gpuscope::cli
