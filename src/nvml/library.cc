@@ -89,7 +89,10 @@ Library::~Library() {
 
 Result<std::unique_ptr<Library>> Library::Open(const std::string& path) {
   dlerror();
-  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  // NODELETE: the library stays mapped after the last Library closes, so a
+  // reopen is cheap and the simulator's deliberately immortal state stays
+  // reachable (LeakSanitizer would report it once unmapped).
+  void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (handle == nullptr) return LoadError(path, dlerror());
   std::unique_ptr<Library> lib(new Library(path, handle));
   GPUSCOPE_RETURN_IF_ERROR(lib->ResolveSymbols());
