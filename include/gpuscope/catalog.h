@@ -105,41 +105,33 @@ struct SmiName {
   Scale scale;
 };
 
-#define GPUSCOPE_METRICS(X)                                                                        \
-  X(kGpuUtil)                                                                                      \
-  X(kMemCopyUtil)                                                                                  \
-  X(kEncoderUtil) X(kDecoderUtil) X(kSmActive) X(kSmOccupancy) X(kTensorActive) X(                 \
-      kTensorHmmaActive) X(kDramActive) X(kGrEngineActive) X(kFp64Active) X(kFp32Active)           \
-      X(kFp16Active) X(kMemoryTotal) X(kMemoryUsed) X(kMemoryFree) X(kMemoryReserved) X(           \
-          kMemoryUsedPeak) X(kPowerUsage) X(kPowerAverage) X(kPowerInstant) X(kEnergyConsumption)  \
-          X(kPowerLimit) X(kPowerManagementLimit) X(kPowerDefaultLimit) X(kPowerMinLimit) X(       \
-              kPowerMaxLimit) X(kSmClock) X(kMemClock) X(kGraphicsClock) X(kVideoClock)            \
-              X(kMaxSmClock) X(kMaxMemClock) X(kMaxGraphicsClock) X(kClockReasons) X(              \
-                  kClockReasonsSupported) X(kPState) X(kGpuTemp) X(kMemoryTemp) X(kGpuTempPeak)    \
-                  X(kSlowdownTemp) X(kShutdownTemp) X(kGpuMaxTemp) X(kMemoryMaxTemp) X(kFanSpeed)  \
-                      X(kPcieLinkGen) X(kPcieLinkGenMax) X(kPcieLinkWidth) X(kPcieLinkWidthMax) X( \
-                          kPcieTxBytesRate) X(kPcieRxBytesRate) X(kPcieTxBytes) X(kPcieRxBytes)    \
-                          X(kPcieReplays) X(kNvLinkTxBytesRate) X(kNvLinkRxBytesRate) X(           \
-                              kNvLinkTxBytes) X(kNvLinkRxBytes) X(kNvLinkBandwidthTotal)           \
-                              X(kNvLinkCrcFlitErrors) X(kNvLinkCrcDataErrors) X(                   \
-                                  kNvLinkReplayErrors) X(kNvLinkRecoveryErrors) X(kEccMode)        \
-                                  X(kEccModePending) X(kEccSbeVolatile) X(kEccDbeVolatile) X(      \
-                                      kEccSbeAggregate) X(kEccDbeAggregate) X(kRetiredSbe)         \
-                                      X(kRetiredDbe) X(kRetiredPending) X(kRemappedCorrectable) X( \
-                                          kRemappedUncorrectable) X(kRemappedPending)              \
-                                          X(kRemappedFailure) X(kPowerViolation) X(                \
-                                              kThermalViolation) X(kSyncBoostViolation)            \
-                                              X(kBoardLimitViolation) X(kLowUtilViolation) X(      \
-                                                  kReliabilityViolation) X(kRecoveryAction)        \
-                                                  X(kXidLast) X(kBusySeconds) X(kIdleSeconds) X(   \
-                                                      kSmActiveSeconds) X(kThrottleGpuIdle)        \
-                                                      X(kThrottleAppClocks) X(kThrottleSwPowerCap) \
-                                                          X(kThrottleHwSlowdown)                   \
-                                                              X(kThrottleSyncBoost)                \
-                                                                  X(kThrottleSwThermal)            \
-                                                                      X(kThrottleHwThermal) X(     \
-                                                                          kThrottleHwPowerBrake)   \
-                                                                          X(kThrottleDisplayClock)
+// clang-format off
+#define GPUSCOPE_METRICS(X)                                                             \
+  X(kGpuUtil) X(kMemCopyUtil) X(kEncoderUtil) X(kDecoderUtil) X(kSmActive)              \
+  X(kSmOccupancy) X(kTensorActive) X(kTensorHmmaActive) X(kDramActive)                  \
+  X(kGrEngineActive) X(kFp64Active) X(kFp32Active) X(kFp16Active) X(kMemoryTotal)       \
+  X(kMemoryUsed) X(kMemoryFree) X(kMemoryReserved) X(kMemoryUsedPeak) X(kPowerUsage)    \
+  X(kPowerAverage) X(kPowerInstant) X(kEnergyConsumption) X(kPowerLimit)                \
+  X(kPowerManagementLimit) X(kPowerDefaultLimit) X(kPowerMinLimit) X(kPowerMaxLimit)    \
+  X(kSmClock) X(kMemClock) X(kGraphicsClock) X(kVideoClock) X(kMaxSmClock)              \
+  X(kMaxMemClock) X(kMaxGraphicsClock) X(kClockReasons) X(kClockReasonsSupported)       \
+  X(kPState) X(kGpuTemp) X(kMemoryTemp) X(kGpuTempPeak) X(kSlowdownTemp)                \
+  X(kShutdownTemp) X(kGpuMaxTemp) X(kMemoryMaxTemp) X(kFanSpeed) X(kPcieLinkGen)        \
+  X(kPcieLinkGenMax) X(kPcieLinkWidth) X(kPcieLinkWidthMax) X(kPcieTxBytesRate)         \
+  X(kPcieRxBytesRate) X(kPcieTxBytes) X(kPcieRxBytes) X(kPcieReplays)                   \
+  X(kNvLinkTxBytesRate) X(kNvLinkRxBytesRate) X(kNvLinkTxBytes) X(kNvLinkRxBytes)       \
+  X(kNvLinkBandwidthTotal) X(kNvLinkCrcFlitErrors) X(kNvLinkCrcDataErrors)              \
+  X(kNvLinkReplayErrors) X(kNvLinkRecoveryErrors) X(kEccMode) X(kEccModePending)        \
+  X(kEccSbeVolatile) X(kEccDbeVolatile) X(kEccSbeAggregate) X(kEccDbeAggregate)         \
+  X(kRetiredSbe) X(kRetiredDbe) X(kRetiredPending) X(kRemappedCorrectable)              \
+  X(kRemappedUncorrectable) X(kRemappedPending) X(kRemappedFailure) X(kPowerViolation)  \
+  X(kThermalViolation) X(kSyncBoostViolation) X(kBoardLimitViolation)                   \
+  X(kLowUtilViolation) X(kReliabilityViolation) X(kRecoveryAction) X(kXidLast)          \
+  X(kBusySeconds) X(kIdleSeconds) X(kSmActiveSeconds) X(kThrottleGpuIdle)               \
+  X(kThrottleAppClocks) X(kThrottleSwPowerCap) X(kThrottleHwSlowdown)                   \
+  X(kThrottleSyncBoost) X(kThrottleSwThermal) X(kThrottleHwThermal)                     \
+  X(kThrottleHwPowerBrake) X(kThrottleDisplayClock)
+// clang-format on
 
 enum class Metric : uint16_t {
 #define GPUSCOPE_METRIC_ENUM(id) id,
