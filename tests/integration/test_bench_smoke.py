@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Smoke run of the benchmarks: checks that they run and report, not speed.
+
+- gpuscope_bench's micro-benchmarks with a tiny minimum time, as JSON: every
+  expected benchmark is there with a positive time, and the render benchmark
+  reports a non-trivial body;
+- gpuscope_bench --mode=counters lists catalog metrics with their types (the
+  harness then serves with it, so serve accepting it is checked there);
+- bench/harness.py --smoke (every stage for a second or two, callgrind off):
+  the JSON and the markdown report are well formed and hold every section.
+
+Skipped where gpuscope_bench was not built (no Google Benchmark) or a peer
+tool (wrk, nginx, prometheus-node-exporter) is missing.
+Run: GPUSCOPE_BUILD_DIR=build/release GPUSCOPE_SOURCE_DIR=. python3 tests/integration/test_bench_smoke.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SRC = os.path.abspath(os.environ.get(
+    "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
+BUILD = os.path.abspath(os.environ.get("GPUSCOPE_BUILD_DIR", os.path.join(SRC, "build", "release")))
+BENCH = os.path.join(BUILD, "gpuscope_bench")
+HARNESS = os.path.join(SRC, "bench", "harness.py")
+TOOLS = ["wrk", "/usr/sbin/nginx", "/usr/bin/prometheus-node-exporter"]
+
+
+@unittest.skipUnless(os.access(BENCH, os.X_OK), "gpuscope_bench not built")
+class MicroBenchmarks(unittest.TestCase):
+    def test_json_output(self):
+        out = subprocess.run(
+            [BENCH, "--benchmark_min_time=0.001", "--benchmark_format=json",
+             "--benchmark_filter=BM_Render/8|BM_ExporterCycle/8|BM_SnapshotPublish/8|"
+             "BM_ParseDefaultCounters|BM_SampleCycle/8"],
+            capture_output=True, text=True, timeout=240, check=True).stdout
+        data = json.loads(out)
+        names = {b["name"] for b in data["benchmarks"]}
+        for name in ("BM_Render/8", "BM_ExporterCycle/8", "BM_SnapshotPublish/8",
+                     "BM_ParseDefaultCounters"):
+            self.assertIn(name, names)
+        for b in data["benchmarks"]:
+            self.assertGreater(b["real_time"], 0, b["name"])
+            self.assertGreater(b["iterations"], 0, b["name"])
+        render = next(b for b in data["benchmarks"] if b["name"] == "BM_Render/8")
+        self.assertGreater(render["body_bytes"], 10000)
+        cycle = [b for b in data["benchmarks"] if b["name"].startswith("BM_SampleCycle/8")]
+        self.assertTrue(cycle)
+        self.assertGreater(cycle[0]["nvml_calls_per_gpu"], 1)
+
+    def test_counters_file_is_accepted(self):
+        csv = subprocess.run([BENCH, "--mode=counters"], capture_output=True, text=True,
+                             check=True).stdout
+        self.assertIn("DCGM_FI_DEV_GPU_UTIL, gauge", csv)
+        self.assertIn("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter", csv)
+
+    def test_unknown_mode_fails(self):
+        r = subprocess.run([BENCH, "--mode=nope"], capture_output=True, text=True)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown --mode", r.stderr)
+
+
+@unittest.skipUnless(os.access(BENCH, os.X_OK), "gpuscope_bench not built")
+@unittest.skipUnless(all(shutil.which(t) for t in TOOLS), "wrk, nginx or node-exporter missing")
+class HarnessSmoke(unittest.TestCase):
+    def test_smoke_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            md, js = os.path.join(tmp, "performance.md"), os.path.join(tmp, "results.json")
+            r = subprocess.run([sys.executable, HARNESS, BUILD, "--smoke", "--no-callgrind",
+                                "--out", md, "--json", js],
+                               capture_output=True, text=True, timeout=280)
+            self.assertEqual(r.returncode, 0, r.stderr[-3000:])
+            with open(js) as f:
+                results = json.load(f)
+            with open(md) as f:
+                report = f.read()
+        self.assertTrue(results["smoke"])
+        self.assertGreater(results["machine"]["nproc"], 0)
+        for server in ("gpuscope-8", "nginx-8", "gpuscope-64", "nginx-64", "node-exporter"):
+            scrape = results["scrape"][server]
+            self.assertGreater(scrape["requests"], 0, server)
+            self.assertGreater(scrape["p99_ms"], 0, server)
+            self.assertGreater(scrape["body_bytes"], 0, server)
+        # nginx served exactly gpuscope's body.
+        self.assertEqual(results["scrape"]["gpuscope-8"]["body_bytes"],
+                         results["scrape"]["nginx-8"]["body_bytes"])
+        for gpus in ("8", "64"):
+            self.assertGreater(results["startup"][gpus]["median_s"], 0)
+        sampling = results["sampling"]["8-100"]
+        self.assertGreater(sampling["rss_kib"], 1000)
+        self.assertGreater(sampling["cpu_percent"], 0)
+        self.assertTrue(sampling["threads_ms_per_s"])
+        for mix in ("8-1000", "64-1000", "8-100"):
+            calls = results["nvml"][mix]
+            self.assertGreater(calls["per_gpu_cycle"], 1, mix)
+            self.assertIn("nvmlDeviceGetFieldValues", calls["functions"])
+        # The slow tier (every 10 s) adds calls to the 1 s mix, hardly to the 100 ms one.
+        self.assertGreater(results["nvml"]["8-1000"]["per_gpu_cycle"],
+                           results["nvml"]["8-100"]["per_gpu_cycle"])
+        self.assertIn("BM_Render/8", results["micro"]["results"])
+        self.assertIsNone(results["soak"]["error"])
+        self.assertGreater(len(results["soak"]["samples"]), 1)
+        for heading in ("# Performance", "## Summary", "## Scrapes", "## Micro-benchmarks",
+                        "## Sampling", "## NVML calls", "## Instructions", "## Soak",
+                        "## Method", "Smoke run"):
+            self.assertIn(heading, report)
+        self.assertIn("/metrics p99 latency", report)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
