@@ -5,13 +5,13 @@ action; --json gives the same as a document."""
 import json
 import os
 import subprocess
+import sys
 import unittest
 
-SOURCE = os.environ.get("GPUSCOPE_SOURCE_DIR",
-                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-BUILD = os.environ.get("GPUSCOPE_BUILD_DIR", os.path.join(SOURCE, "build"))
-BINARY = os.path.join(BUILD, "gpuscope")
-SCENARIOS = os.path.join(SOURCE, "sim", "scenarios", "diagnosis")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import GPUSCOPE as BINARY, SOURCE_DIR  # noqa: E402
+
+SCENARIOS = os.path.join(SOURCE_DIR, "sim", "scenarios", "diagnosis")
 
 
 def diagnose(scenario, *extra):

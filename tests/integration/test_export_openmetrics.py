@@ -11,21 +11,17 @@ be up with no scrape error, and both must yield exactly the series the bodies
 hold, under the same names.
 """
 import http.server
-import json
 import os
 import shutil
-import socket
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.parse
-import urllib.request
 
-SOURCE = os.environ.get("GPUSCOPE_SOURCE_DIR",
-                        os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-GOLDEN = os.path.join(SOURCE, "tests", "golden")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import PROMETHEUS, SOURCE_DIR, Prometheus, free_port  # noqa: E402
+
+GOLDEN = os.path.join(SOURCE_DIR, "tests", "golden")
 BODIES = {
     "/text": ("export_full_gpu.prom", "text/plain; version=0.0.4; charset=utf-8"),
     "/om": ("export_full_gpu.om", "application/openmetrics-text; version=1.0.0; charset=utf-8"),
@@ -35,12 +31,6 @@ BODIES = {
 def fail(message):
     print("FAIL: " + message)
     sys.exit(1)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -73,28 +63,17 @@ def sample_names(path):
     return names
 
 
-def api(port, path, params):
-    url = "http://127.0.0.1:%d%s?%s" % (port, path, urllib.parse.urlencode(params))
-    with urllib.request.urlopen(url, timeout=5) as response:
-        return json.loads(response.read())["data"]
-
-
-def wait_targets(port, deadline):
+def wait_targets(prom, deadline):
     while time.time() < deadline:
-        try:
-            targets = api(port, "/api/v1/targets", {})["activeTargets"]
-        except OSError:
-            time.sleep(0.5)
-            continue
+        targets = prom.api("/api/v1/targets", {})["activeTargets"]
         if len(targets) == 2 and all(t["lastScrape"] != "0001-01-01T00:00:00Z" for t in targets):
             return targets
         time.sleep(0.5)
     fail("Prometheus did not scrape both targets in time")
 
 
-def check_job(port, job, expected):
-    result = api(port, "/api/v1/query",
-                 {"query": 'count by (__name__) ({job="%s",__name__!~"up|scrape_.*"})' % job})["result"]
+def check_job(prom, job, expected):
+    result = prom.query('count by (__name__) ({job="%s",__name__!~"up|scrape_.*"})' % job)
     got = {r["metric"]["__name__"]: int(r["value"][1]) for r in result}
     if got != expected:
         missing = {k: v for k, v in expected.items() if got.get(k) != v}
@@ -103,7 +82,7 @@ def check_job(port, job, expected):
 
 
 def main():
-    if not shutil.which("prometheus"):
+    if not os.access(PROMETHEUS, os.X_OK):
         print("SKIP: prometheus not installed")
         return
     for name, _ in BODIES.values():
@@ -113,21 +92,14 @@ def main():
     threading.Thread(target=server.serve_forever, daemon=True).start()
     target = "127.0.0.1:%d" % server.server_address[1]
     work = tempfile.mkdtemp(prefix="gpuscope-export-om-")
-    port = free_port()
-    config = os.path.join(work, "prometheus.yml")
-    with open(config, "w") as f:
-        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n")
-        for job, path in (("text", "/text"), ("om", "/om")):
-            f.write("  - job_name: %s\n    metrics_path: %s\n"
-                    "    static_configs:\n      - targets: ['%s']\n" % (job, path, target))
-    log = open(os.path.join(work, "prometheus.log"), "w")
-    proc = subprocess.Popen(
-        ["prometheus", "--config.file=" + config,
-         "--storage.tsdb.path=" + os.path.join(work, "data"),
-         "--web.listen-address=127.0.0.1:%d" % port],
-        stdout=log, stderr=subprocess.STDOUT)
+    config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+    for job, path in (("text", "/text"), ("om", "/om")):
+        config += ("  - job_name: %s\n    metrics_path: %s\n"
+                   "    static_configs:\n      - targets: ['%s']\n" % (job, path, target))
+    prom = Prometheus(work, config)
     try:
-        for t in wait_targets(port, time.time() + 60):
+        prom.wait_ready(60)
+        for t in wait_targets(prom, time.time() + 60):
             if t["health"] != "up" or t["lastError"]:
                 fail("target %s: health %s, error %r" % (
                     t["scrapeUrl"], t["health"], t["lastError"]))
@@ -136,16 +108,11 @@ def main():
             fail("text and OpenMetrics bodies hold different series")
         # Samples are ingested a moment after the scrape is recorded.
         time.sleep(2)
-        check_job(port, "text", text)
-        check_job(port, "om", text)
+        check_job(prom, "text", text)
+        check_job(prom, "om", text)
         print("OK: Prometheus parsed %d series in both formats" % sum(text.values()))
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+        prom.close()
         server.shutdown()
         shutil.rmtree(work, ignore_errors=True)
 

@@ -30,7 +30,6 @@ import math
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -38,17 +37,14 @@ import threading
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 
 import yaml
 
-SRC = os.path.abspath(os.environ.get(
-    "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
-BUILD = os.path.abspath(os.environ.get("GPUSCOPE_BUILD_DIR", os.path.join(SRC, "build", "release")))
-BINARY = os.path.join(BUILD, "gpuscope")
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import (GPUSCOPE as BINARY, PROMETHEUS, RULES_DIR as RULES,  # noqa: E402
+                              SOURCE_DIR as SRC, free_port, http_get)
+
 SCENARIOS = os.path.join(SRC, "sim", "scenarios", "fleet")
-RULES = os.path.join(SRC, "deploy", "prometheus", "rules")
 DASHBOARDS = os.path.join(SRC, "deploy", "grafana", "dashboards")
 
 # node name -> (scenario file, file_sd labels)
@@ -77,17 +73,6 @@ DEADLINE_S = 150  # for everything to converge, well inside ctest's 300 s
 
 def log(msg):
     print(f"[fleet {time.strftime('%H:%M:%S')}] {msg}", flush=True)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def http_get(url, timeout=5):
-    with urllib.request.urlopen(url, timeout=timeout) as r:
-        return r.status, r.read().decode()
 
 
 def substitute(expr):
@@ -183,7 +168,7 @@ class Fleet:
             return f.read()[-3000:]
 
     def inference_uuids(self):
-        _, body = http_get(f"http://127.0.0.1:{self.ports['node-05']}/metrics")
+        _, _, body = http_get(f"http://127.0.0.1:{self.ports['node-05']}/metrics")
         uuids = set()
         for line in body.splitlines():
             if line.startswith("gpuscope_gpu_info{"):
@@ -249,7 +234,8 @@ class Fleet:
 
     def api(self, path, **params):
         url = self.prom_url + path + ("?" + urllib.parse.urlencode(params, doseq=True) if params else "")
-        _, body = http_get(url, timeout=10)
+        status, _, body = http_get(url)
+        assert status == 200, (url, status, body)
         doc = json.loads(body)
         assert doc["status"] == "success", doc
         return doc["data"]

@@ -3,83 +3,34 @@ tests (each alert fires on its fault series and stays silent on a healthy
 node); every alert has labels.severity, a summary, a description naming the
 node and GPU, and a runbook_url whose runbook exists in docs/runbooks/."""
 import os
-import re
-import shutil
-import subprocess
 import sys
 import unittest
 
-import yaml
-
-SOURCE = os.environ.get("GPUSCOPE_SOURCE_DIR",
-                        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-RULES = os.path.join(SOURCE, "deploy", "prometheus", "rules", "gpu-health.yml")
-TESTS = os.path.join(SOURCE, "deploy", "prometheus", "tests", "gpu-health-test.yml")
-RUNBOOKS = os.path.join(SOURCE, "docs", "runbooks")
-PROMTOOL = shutil.which("promtool")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import (RULE_TESTS_DIR, RULES_DIR, RUNBOOKS,  # noqa: E402
+                              AlertRuleFileChecks)
 
 
-def alerts():
-    with open(RULES) as f:
-        doc = yaml.safe_load(f)
-    return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
-
-
-class HealthRulesTest(unittest.TestCase):
-    @unittest.skipUnless(PROMTOOL, "promtool not installed")
-    def test_promtool_check_rules(self):
-        out = subprocess.run([PROMTOOL, "check", "rules", RULES], capture_output=True, text=True)
-        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
-
-    @unittest.skipUnless(PROMTOOL, "promtool not installed")
-    def test_promtool_unit_tests(self):
-        out = subprocess.run([PROMTOOL, "test", "rules", TESTS], capture_output=True, text=True,
-                             cwd=os.path.dirname(TESTS))
-        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+class HealthRulesTest(AlertRuleFileChecks, unittest.TestCase):
+    RULES = os.path.join(RULES_DIR, "gpu-health.yml")
+    TESTS = os.path.join(RULE_TESTS_DIR, "gpu-health-test.yml")
 
     def test_group_name(self):
-        with open(RULES) as f:
-            doc = yaml.safe_load(f)
-        self.assertEqual([g["name"] for g in doc["groups"]], ["gpu-health"])
+        self.assertEqual(self.group_names(), ["gpu-health"])
 
     def test_every_alert_is_documented_and_labelled(self):
-        names = [a["alert"] for a in alerts()]
-        self.assertEqual(len(names), len(set(names)), "duplicate alert names")
-        for a in alerts():
-            name = a["alert"]
-            self.assertIn(a["labels"]["severity"], ("critical", "warning"), name)
-            ann = a["annotations"]
-            self.assertTrue(ann.get("summary"), name)
-            self.assertIn("$labels.instance", ann["description"], name)
-            if name not in ("GpuMissing", "GpuExporterDown"):  # node-level alerts
-                self.assertIn("$labels.gpu", ann["description"], name)
-            url = ann["runbook_url"]
-            self.assertTrue(url.endswith("/docs/runbooks/%s.md" % name), url)
-            path = os.path.join(RUNBOOKS, name + ".md")
-            self.assertTrue(os.path.isfile(path), "missing runbook " + path)
-
-    def test_every_alert_has_a_firing_and_a_silent_unit_test(self):
-        with open(TESTS) as f:
-            doc = yaml.safe_load(f)
-        fired, silent_on_healthy = set(), set()
-        for t in doc["tests"]:
-            for c in t["alert_rule_test"]:
-                if c.get("exp_alerts"):
-                    fired.add(c["alertname"])
-                elif t["name"].startswith("healthy"):
-                    silent_on_healthy.add(c["alertname"])
-        names = {a["alert"] for a in alerts()}
-        self.assertEqual(names - fired, set(), "alerts without a firing test")
-        self.assertEqual(names - silent_on_healthy, set(), "alerts without a healthy-node test")
+        # GpuMissing and GpuExporterDown are node-level: no gpu label.
+        self.check_alerts_documented(("critical", "warning"),
+                                     node_level=("GpuMissing", "GpuExporterDown"))
 
     def test_lost_gpu_alert_is_immediate(self):
         # The fire drill expects an alert for gpu="3" soon after gpuscope_gpu_lost == 1.
-        lost = [a for a in alerts() if a["alert"] == "GpuFallenOffBus"][0]
+        lost = [a for a in self.alerts() if a["alert"] == "GpuFallenOffBus"][0]
         self.assertIn("gpuscope_gpu_lost", lost["expr"])
         self.assertIn(lost.get("for", "0s"), ("0s", "0m"))
 
     def test_runbooks_have_the_operator_sections(self):
-        for a in alerts():
+        for a in self.alerts():
             with open(os.path.join(RUNBOOKS, a["alert"] + ".md")) as f:
                 text = f.read()
             for needle in ("gpuscope health", "## What to do"):

@@ -15,7 +15,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import Serve, check, run  # noqa: E402
+from gpuscope_testlib import Serve, check, run  # noqa: E402
 
 NOT_LOADED = {"GPUSCOPE_SIM_INIT_ERROR": "DRIVER_NOT_LOADED"}
 

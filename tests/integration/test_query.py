@@ -16,10 +16,9 @@ import sys
 import tempfile
 import time
 
-BUILD_DIR = os.environ.get("GPUSCOPE_BUILD_DIR", "build/release")
-SOURCE_DIR = os.environ.get("GPUSCOPE_SOURCE_DIR", os.path.dirname(os.path.dirname(
-    os.path.dirname(os.path.abspath(__file__)))))
-GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import GPUSCOPE, SOURCE_DIR  # noqa: E402
+
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}

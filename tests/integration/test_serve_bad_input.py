@@ -11,7 +11,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import check, run  # noqa: E402
+from gpuscope_testlib import check, run  # noqa: E402
 
 
 def write(d, name, text):

@@ -26,7 +26,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import SOURCE_DIR, Serve, check  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, Serve, check  # noqa: E402
 
 GOLDEN = os.path.join(SOURCE_DIR, "tests", "golden", "metrics", "training-8xh100.prom")
 

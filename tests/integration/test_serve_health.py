@@ -17,7 +17,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import SOURCE_DIR, Serve, check  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, Serve, check  # noqa: E402
 
 SCENARIOS = os.path.join(SOURCE_DIR, "sim", "scenarios", "health")
 

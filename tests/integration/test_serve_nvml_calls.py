@@ -13,7 +13,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check  # noqa: E402
 
 EVENT_WAITS = ("nvmlEventSetWait", "nvmlEventSetWait_v2")
 

@@ -21,77 +21,17 @@ in well under two minutes.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.parse
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import (SHARED_DATA, Serve, check, free_port,  # noqa: E402
-                               http_get)
+from gpuscope_testlib import (SHARED_DATA, Prometheus, Serve, check,  # noqa: E402
+                              scrape_config)
 
 DASHBOARD_METRICS = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
                      "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED",
                      "DCGM_FI_PROF_PIPE_TENSOR_ACTIVE"]
-
-
-class Prometheus:
-    def __init__(self, target):
-        self.dir = tempfile.mkdtemp(prefix="gpuscope-prom-")
-        self.port = free_port()
-        config = os.path.join(self.dir, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
-                    "  evaluation_interval: 1s\n"
-                    "scrape_configs:\n  - job_name: gpuscope\n"
-                    "    static_configs:\n      - targets: ['%s']\n" % target)
-        self.log = open(os.path.join(self.dir, "prometheus.log"), "w")
-        self.proc = subprocess.Popen(
-            ["/usr/bin/prometheus", "--config.file=" + config,
-             "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % self.port],
-            stdout=self.log, stderr=subprocess.STDOUT)
-
-    def query(self, expr):
-        url = "http://127.0.0.1:%d/api/v1/query?%s" % (
-            self.port, urllib.parse.urlencode({"query": expr}))
-        status, _, body = http_get(url)
-        check(status == 200, "query %s: %s %s" % (expr, status, body))
-        data = json.loads(body)["data"]
-        return data["result"]
-
-    def wait_ready(self, timeout=30):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            check(self.proc.poll() is None, "prometheus exited; see " + self.log.name)
-            try:
-                if http_get("http://127.0.0.1:%d/-/ready" % self.port)[0] == 200:
-                    return
-            except OSError:
-                pass
-            time.sleep(0.2)
-        raise AssertionError("prometheus not ready")
-
-    def wait_for(self, expr, count, timeout=30):
-        deadline = time.time() + timeout
-        result = []
-        while time.time() < deadline:
-            result = self.query(expr)
-            if len(result) >= count:
-                return result
-            time.sleep(0.5)
-        raise AssertionError("%s: %d series, wanted %d" % (expr, len(result), count))
-
-    def close(self):
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def panel_queries():
@@ -133,15 +73,11 @@ def check_panels(prom, instance):
                 check(len(result) == 1 and result[0]["metric"]["gpu"] == "3", (q, result))
 
 
-def by_gpu(prom, expr):
-    return {r["metric"].get("gpu", ""): float(r["value"][1]) for r in prom.query(expr)}
-
-
 def check_energy(prom, instance):
     sel = '{instance="%s"}' % instance
-    rates = by_gpu(prom, "rate(gpuscope_energy_joules_total%s[20s])" % sel)
-    power = by_gpu(prom, "avg_over_time(DCGM_FI_DEV_POWER_USAGE%s[20s])" % sel)
-    exact = by_gpu(prom, "increase(gpuscope_energy_joules_total%s[20s]) / ignoring(gpu, uuid) "
+    rates = prom.by_gpu("rate(gpuscope_energy_joules_total%s[20s])" % sel)
+    power = prom.by_gpu("avg_over_time(DCGM_FI_DEV_POWER_USAGE%s[20s])" % sel)
+    exact = prom.by_gpu("increase(gpuscope_energy_joules_total%s[20s]) / ignoring(gpu, uuid) "
                    "group_left increase(gpuscope_last_collect_timestamp_seconds%s[20s])"
                    % (sel, sel))
     check(len(rates) == 8 and sorted(rates) == sorted(power) == sorted(exact),
@@ -158,7 +94,8 @@ def main():
     with Serve(["--simulate", "training-8xh100", "-c", "250"]) as serve:
         serve.wait_healthy()
         instance = "127.0.0.1:%d" % serve.port
-        prom = Prometheus(instance)
+        workdir = tempfile.mkdtemp(prefix="gpuscope-prom-")
+        prom = Prometheus(workdir, scrape_config(instance))
         try:
             prom.wait_ready()
             up = prom.wait_for('up{job="gpuscope"} == 1', 1)
@@ -171,6 +108,7 @@ def main():
             check_energy(prom, instance)
         finally:
             prom.close()
+            shutil.rmtree(workdir, ignore_errors=True)
     print("ok")
 
 

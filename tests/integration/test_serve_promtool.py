@@ -5,18 +5,11 @@ and in the fault drill (lost GPU, XIDs, throttling: more families appear).
 Also checks that --metrics native really drops the DCGM families.
 """
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import Serve, check  # noqa: E402
-
-
-def promtool(text):
-    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
-                       text=True, timeout=60)
-    return p.returncode, (p.stdout + p.stderr).strip()
+from gpuscope_testlib import Serve, check, promtool  # noqa: E402
 
 
 def main():
@@ -29,7 +22,7 @@ def main():
             check("DCGM_" not in text, "DCGM family in native output")
             check("gpuscope_energy_joules_total" in text or scenario != "training-8xh100",
                   "energy missing")
-            rc, out = promtool(text)
+            rc, out = promtool(["check", "metrics"], text)
             check(rc == 0 and out == "", "%s: promtool says (rc %d):\n%s" % (scenario, rc, out))
     print("ok")
 

@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import SHARED_DATA, Serve, check  # noqa: E402
+from gpuscope_testlib import SHARED_DATA, Serve, check  # noqa: E402
 
 
 def families(text):

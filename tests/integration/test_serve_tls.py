@@ -16,7 +16,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check  # noqa: E402
 
 
 def sh(*args):

@@ -14,8 +14,9 @@ import subprocess
 import sys
 import time
 
-BUILD_DIR = os.environ.get("GPUSCOPE_BUILD_DIR", "build/release")
-GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import GPUSCOPE  # noqa: E402
+
 CLEAR = b"\x1b[H\x1b[2J"
 RESTORE_CURSOR = b"\x1b[?25h"
 

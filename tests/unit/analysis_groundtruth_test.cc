@@ -13,6 +13,7 @@
 
 #include "analysis/offline.h"
 #include "analysis/report.h"
+#include "sim_fixture.h"
 
 namespace gpuscope::analysis {
 namespace {
@@ -124,7 +125,7 @@ TEST(GroundTruth, ScenarioSuite) {
   std::string mistakes;
   for (const Expectation& e : suite) {
     OfflineOptions o;
-    o.nvml_path = std::string(GPUSCOPE_BINARY_DIR) + "/sim/libnvidia-ml.so.1";
+    o.nvml_path = test_support::SimLibraryPath();
     o.scenario = e.scenario;
     o.end_seconds = e.end;
     Result<OfflineRun> run = SampleScenario(o);

@@ -12,6 +12,7 @@
 
 #include "health/events.h"
 #include "nvml/library.h"
+#include "sim_fixture.h"
 
 namespace gpuscope::health {
 namespace {
@@ -22,16 +23,7 @@ gpus:
     count: 2
 )";
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test_support::ScopedEnv;
 
 template <typename Pred>
 bool Eventually(Pred pred) {
@@ -55,7 +47,7 @@ class EventsSimTest : public ::testing::Test {
     std::ofstream(control_, std::ios::trunc).flush();
     ScopedEnv s("GPUSCOPE_SIM_SCENARIO", scenario_);
     ScopedEnv c("GPUSCOPE_SIM_CONTROL", control_);
-    auto lib = nvml::Library::Open(GPUSCOPE_BINARY_DIR "/sim/libnvidia-ml.so.1");
+    auto lib = nvml::Library::Open(test_support::SimLibraryPath());
     ASSERT_TRUE(lib.ok()) << lib.status().message();
     library_ = std::move(*lib);
   }

@@ -16,6 +16,7 @@
 #include "health/events.h"
 #include "health/report.h"
 #include "health_test_util.h"
+#include "sim_fixture.h"
 
 namespace gpuscope::health {
 namespace {
@@ -50,16 +51,7 @@ struct Case {
 
 void PrintTo(const Case& c, std::ostream* os) { *os << c.scenario; }
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test_support::ScopedEnv;
 
 bool SawXids(const EventState& s, const std::vector<XidSeen>& want) {
   for (const XidSeen& x : want) {
@@ -78,7 +70,7 @@ TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
   ScopedEnv frozen("GPUSCOPE_SIM_FROZEN_TIME", "0");
   std::atomic<double> now{kBase};
   collect::SamplerOptions options;
-  options.nvml_path = GPUSCOPE_BINARY_DIR "/sim/libnvidia-ml.so.1";
+  options.nvml_path = test_support::SimLibraryPath();
   collect::Sampler sampler(options, [&now] { return now.load(); });
   ASSERT_TRUE(sampler.Open().ok()) << sampler.Open().message();
   std::shared_ptr<const nvml::Library> library = sampler.library();

@@ -6,24 +6,16 @@
 #include "health/report.h"
 #include "health/service.h"
 #include "health_test_util.h"
+#include "sim_fixture.h"
 
 namespace gpuscope::health {
 namespace {
 
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() { unsetenv(name_); }
-
- private:
-  const char* name_;
-};
+using test_support::ScopedEnv;
 
 RunOptions SimOptions() {
   RunOptions o;
-  o.sampler.nvml_path = GPUSCOPE_BINARY_DIR "/sim/libnvidia-ml.so.1";
+  o.sampler.nvml_path = test_support::SimLibraryPath();
   return o;
 }
 

@@ -8,18 +8,18 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <string>
 
 #include "nvml/abi.h"
+#include "sim_fixture.h"
 
 namespace gpuscope::sim::testing {
 
-inline std::string SimLibraryPath() { return GPUSCOPE_BINARY_DIR "/sim/libnvidia-ml.so.1"; }
+using test_support::SimLibraryPath;
+using test_support::WriteTempFile;
 
 struct SimLib {
   void* handle = nullptr;
@@ -53,13 +53,6 @@ struct SimLib {
     return *lib;
   }
 };
-
-// Writes text to a fresh file under the test temp dir and returns its path.
-inline std::string WriteTempFile(const std::string& name, const std::string& text) {
-  std::string path = ::testing::TempDir() + "gpuscope_sim_" + std::to_string(getpid()) + "_" + name;
-  std::ofstream(path, std::ios::trunc) << text;
-  return path;
-}
 
 inline void ClearSimEnv() {
   for (const char* v :

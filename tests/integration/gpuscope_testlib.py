@@ -1,0 +1,334 @@
+"""Helpers shared by the integration tests (not a test itself: ctest registers
+only test_*.py). Import it after putting this folder on sys.path:
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from gpuscope_testlib import Serve, check  # noqa: E402
+
+Holds the checkout and build paths, free loopback ports, `gpuscope serve` and
+one-shot `gpuscope` runs, HTTP GET, real Prometheus / Alertmanager daemons in
+a work folder with PromQL queries, promtool, and the checks every alert rule
+file must pass.
+
+Env: GPUSCOPE_BUILD_DIR (the build folder with gpuscope and sim/),
+GPUSCOPE_SOURCE_DIR (the checkout). stdlib + python3-yaml only.
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.error
+import urllib.parse
+import urllib.request
+
+SOURCE_DIR = os.path.abspath(os.environ.get(
+    "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
+BUILD_DIR = os.path.abspath(os.environ.get("GPUSCOPE_BUILD_DIR",
+                                           os.path.join(SOURCE_DIR, "build", "release")))
+GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
+SHARED_DATA = os.path.join(SOURCE_DIR, "..", "shared", "reference", "data")
+PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
+PROMTOOL = shutil.which("promtool")
+RULES_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "rules")
+RULE_TESTS_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "tests")
+RUNBOOKS = os.path.join(SOURCE_DIR, "docs", "runbooks")
+
+
+def check(cond, message):
+    if not cond:
+        raise AssertionError(message)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def clean_env(extra=None):
+    """The environment without any GPUSCOPE_* settings of the caller."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GPUSCOPE_") or k in ("GPUSCOPE_BUILD_DIR", "GPUSCOPE_SOURCE_DIR")}
+    env.update(extra or {})
+    return env
+
+
+def http_get(url, headers=None, context=None, timeout=10):
+    """(status, headers, body text); never raises for HTTP error statuses."""
+    req = urllib.request.Request(url, headers=headers or {})
+    try:
+        with urllib.request.urlopen(req, timeout=timeout, context=context) as r:
+            return r.status, dict(r.headers), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, dict(e.headers), e.read().decode(errors="replace")
+
+
+def run(args, env=None, timeout=30):
+    """Runs gpuscope to completion: (exit code, stdout, stderr)."""
+    p = subprocess.run([GPUSCOPE] + list(args), capture_output=True, text=True,
+                       env=clean_env(env), timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def stop_process(proc, sig=signal.SIGTERM, timeout=10):
+    """Signals proc if still running, waits, kills it after timeout s."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+class Serve:
+    """A running `gpuscope serve`; the port is read from its start log line."""
+
+    def __init__(self, args, env=None, scheme="http", wait=True, timeout=30):
+        self.log = tempfile.NamedTemporaryFile(prefix="gpuscope-serve-", suffix=".log",
+                                               delete=False)
+        cmd = [GPUSCOPE, "serve"] + list(args)
+        if not any(a in ("-a", "--address") or a.startswith("--address=") for a in args):
+            cmd += ["-a", "127.0.0.1:0"]
+        self.cmd = cmd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log,
+                                     env=clean_env(env))
+        self.scheme = scheme
+        self.port = None
+        if wait:
+            self.wait_started(timeout)
+
+    def output(self):
+        with open(self.log.name, errors="replace") as f:
+            return f.read()
+
+    def wait_started(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            m = re.search(r"\(port (\d+)", self.output())
+            if m:
+                self.port = int(m.group(1))
+                return
+            if self.proc.poll() is not None:
+                raise AssertionError("serve exited with %s:\n%s" % (self.proc.returncode,
+                                                                    self.output()))
+            time.sleep(0.05)
+        raise AssertionError("serve did not start within %ss:\n%s" % (timeout, self.output()))
+
+    @property
+    def base(self):
+        return "%s://127.0.0.1:%d" % (self.scheme, self.port)
+
+    def get(self, path, headers=None, context=None):
+        return http_get(self.base + path, headers, context)
+
+    def wait_healthy(self, timeout=30):
+        deadline = time.time() + timeout
+        status, body = None, ""
+        while time.time() < deadline:
+            status, _, body = self.get("/health")
+            if status == 200:
+                return
+            time.sleep(0.1)
+        raise AssertionError("never healthy: %s %s\n%s" % (status, body, self.output()))
+
+    def stop(self, sig=signal.SIGTERM, timeout=10):
+        stop_process(self.proc, sig, timeout)
+        os.unlink(self.log.name)
+        return self.proc.returncode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class Daemon:
+    """A child process logging into workdir/<name>.log, listening on self.port;
+    its log is shown when a check fails."""
+
+    def __init__(self, name, argv, workdir, port):
+        self.name = name
+        self.port = port
+        self.log_path = os.path.join(workdir, name + ".log")
+        self.log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT)
+
+    @property
+    def base(self):
+        return "http://127.0.0.1:%d" % self.port
+
+    def output(self):
+        with open(self.log_path, errors="replace") as f:
+            return f.read()[-3000:]
+
+    def wait_ready(self, timeout=30):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            check(self.proc.poll() is None, "%s exited:\n%s" % (self.name, self.output()))
+            try:
+                if http_get(self.base + "/-/ready")[0] == 200:
+                    return
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError("%s not ready:\n%s" % (self.name, self.output()))
+
+    def close(self):
+        stop_process(self.proc)
+        self.log.close()
+
+
+class Prometheus(Daemon):
+    """A real Prometheus on a free port, its config and TSDB in workdir."""
+
+    def __init__(self, workdir, config_text, extra_args=()):
+        config = os.path.join(workdir, "prometheus.yml")
+        with open(config, "w") as f:
+            f.write(config_text)
+        port = free_port()
+        super().__init__("prometheus", [
+            PROMETHEUS, "--config.file=" + config,
+            "--storage.tsdb.path=" + os.path.join(workdir, "prom-data"),
+            "--web.listen-address=127.0.0.1:%d" % port] + list(extra_args), workdir, port)
+
+    def api(self, path, params):
+        """The data of a successful API answer."""
+        status, _, body = http_get("%s%s?%s" % (self.base, path, urllib.parse.urlencode(params)))
+        check(status == 200, "%s %s: %s %s" % (path, params, status, body))
+        return json.loads(body)["data"]
+
+    def query(self, expr):
+        """The result list of an instant PromQL query."""
+        return self.api("/api/v1/query", {"query": expr})["result"]
+
+    def by_gpu(self, expr):
+        """An instant query's values keyed by the gpu label."""
+        return {r["metric"].get("gpu", ""): float(r["value"][1]) for r in self.query(expr)}
+
+    def wait_for(self, expr, count, timeout=30):
+        """Polls expr until it yields at least count series; returns them."""
+        deadline = time.time() + timeout
+        result = []
+        while time.time() < deadline:
+            result = self.query(expr)
+            if len(result) >= count:
+                return result
+            time.sleep(0.5)
+        raise AssertionError("%s: %d series, wanted %d" % (expr, len(result), count))
+
+
+def scrape_config(target, rule_files=(), alertmanager_port=None):
+    """A prometheus.yml scraping target as job gpuscope every second."""
+    text = ("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+            "  evaluation_interval: 1s\n")
+    if rule_files:
+        text += "rule_files:\n" + "".join("  - '%s'\n" % r for r in rule_files)
+    if alertmanager_port:
+        text += ("alerting:\n  alertmanagers:\n    - static_configs:\n"
+                 "        - targets: ['127.0.0.1:%d']\n" % alertmanager_port)
+    return text + ("scrape_configs:\n  - job_name: gpuscope\n"
+                   "    static_configs:\n      - targets: ['%s']\n" % target)
+
+
+def start_alertmanager(workdir):
+    """A real Alertmanager that drops every notification, grouping at once."""
+    config = os.path.join(workdir, "alertmanager.yml")
+    with open(config, "w") as f:
+        f.write("route:\n  receiver: drop\n  group_wait: 0s\n  group_interval: 1s\n"
+                "receivers:\n  - name: drop\n")
+    port = free_port()
+    return Daemon("alertmanager", [
+        ALERTMANAGER, "--config.file=" + config,
+        "--storage.path=" + os.path.join(workdir, "am-data"),
+        "--web.listen-address=127.0.0.1:%d" % port,
+        "--cluster.listen-address="], workdir, port)
+
+
+def promtool(args, text=None, cwd=None, timeout=60):
+    """Runs promtool (stdin: text): (exit code, stdout + stderr stripped)."""
+    p = subprocess.run(["promtool"] + list(args), input=text, capture_output=True, text=True,
+                       cwd=cwd, timeout=timeout)
+    return p.returncode, (p.stdout + p.stderr).strip()
+
+
+# --- alert rule files ----------------------------------------------------------
+
+def rule_alerts(path):
+    """The alerting rules of a Prometheus rule file."""
+    import yaml  # only the rule tests need python3-yaml
+    with open(path) as f:
+        doc = yaml.safe_load(f)
+    return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
+
+
+class AlertRuleFileChecks:
+    """Mixin for a unittest.TestCase over one shipped rule file: set RULES (the
+    rule file) and TESTS (its promtool unit tests). Adds the promtool tests and
+    the firing / healthy-node unit test coverage test."""
+
+    RULES = None
+    TESTS = None
+
+    def alerts(self, path=None):
+        return rule_alerts(path or self.RULES)
+
+    def group_names(self):
+        import yaml
+        with open(self.RULES) as f:
+            return [g["name"] for g in yaml.safe_load(f)["groups"]]
+
+    @unittest.skipUnless(PROMTOOL, "promtool not installed")
+    def test_promtool_check_rules(self):
+        rc, out = promtool(["check", "rules", self.RULES])
+        self.assertEqual(rc, 0, out)
+
+    @unittest.skipUnless(PROMTOOL, "promtool not installed")
+    def test_promtool_unit_tests(self):
+        rc, out = promtool(["test", "rules", self.TESTS], cwd=os.path.dirname(self.TESTS))
+        self.assertEqual(rc, 0, out)
+
+    def test_every_alert_has_a_firing_and_a_silent_unit_test(self):
+        import yaml
+        with open(self.TESTS) as f:
+            doc = yaml.safe_load(f)
+        fired, silent_on_healthy = set(), set()
+        for t in doc["tests"]:
+            for c in t["alert_rule_test"]:
+                if c.get("exp_alerts"):
+                    fired.add(c["alertname"])
+                elif t["name"].startswith("healthy"):
+                    silent_on_healthy.add(c["alertname"])
+        names = {a["alert"] for a in self.alerts()}
+        self.assertEqual(names - fired, set(), "alerts without a firing test")
+        self.assertEqual(names - silent_on_healthy, set(), "alerts without a healthy-node test")
+
+    def check_alerts_documented(self, severities, node_level=()):
+        """Unique names; severity in severities; summary; a description naming
+        the instance and (but for node_level alerts) the GPU; a runbook_url to
+        an existing docs/runbooks/<alert>.md. Returns the runbook paths."""
+        names = [a["alert"] for a in self.alerts()]
+        self.assertEqual(len(names), len(set(names)), "duplicate alert names")
+        runbooks = {}
+        for a in self.alerts():
+            name = a["alert"]
+            self.assertIn(a["labels"]["severity"], severities, name)
+            ann = a["annotations"]
+            self.assertTrue(ann.get("summary"), name)
+            self.assertIn("$labels.instance", ann["description"], name)
+            if name not in node_level:
+                self.assertIn("$labels.gpu", ann["description"], name)
+            url = ann["runbook_url"]
+            self.assertTrue(url.endswith("/docs/runbooks/%s.md" % name), url)
+            path = os.path.join(RUNBOOKS, name + ".md")
+            self.assertTrue(os.path.isfile(path), "missing runbook " + path)
+            runbooks[name] = path
+        return runbooks
