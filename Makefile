@@ -4,6 +4,9 @@ JOBS ?= $(shell nproc)
 RELEASE := build/release
 ASAN := build/asan
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
+# ccache hits across clones in other folders (CI builds a fresh clone).
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 .PHONY: all setup build asan run serve test test-release test-asan format format-check bench dist clean
 
