@@ -44,8 +44,13 @@ std::string Pad(std::string s, std::size_t width) {
   return s;
 }
 
+// At most `width` bytes (no limit when width <= 0), never splitting a UTF-8
+// sequence: a process or GPU name may be non-ASCII.
 std::string Clip(std::string s, int width) {
-  if (width > 0 && s.size() > static_cast<std::size_t>(width)) s.resize(width);
+  if (width <= 0 || s.size() <= static_cast<std::size_t>(width)) return s;
+  std::size_t end = static_cast<std::size_t>(width);
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  s.resize(end);
   return s;
 }
 

@@ -6,9 +6,9 @@
 
 namespace gpuscope::collect {
 
-DeviceReader::DeviceReader(const nvml::Library& library, const GpuInfo& info,
+DeviceReader::DeviceReader(std::shared_ptr<const nvml::Library> library, const GpuInfo& info,
                            std::optional<nvml::Device> device, Status open_error, ReadPlan plan)
-    : library_(library),
+    : library_(std::move(library)),
       info_(info),
       device_(std::move(device)),
       open_error_(std::move(open_error)),
@@ -26,7 +26,7 @@ void DeviceReader::StartGpm() {
 Status DeviceReader::Reattach() {
   const std::string& uuid = info_.is_mig() ? info_.mig_uuid : info_.uuid;
   Result<nvml::Device> device =
-      uuid.empty() ? library_.DeviceByIndex(info_.index) : library_.DeviceByUuid(uuid);
+      uuid.empty() ? library_->DeviceByIndex(info_.index) : library_->DeviceByUuid(uuid);
   if (!device.ok()) return device.status();
   device_ = *device;
   if (info_.uuid.empty()) {  // first seen lost: describe it now
@@ -60,61 +60,84 @@ Reading DeviceReader::Read(double t, Tiers tiers, bool reattach) {
     reading.error = open_error_.ok() ? "no handle" : open_error_.message();
     return reading;
   }
-  ReadContext ctx(library_, *device_, caps_, reading);
+  ReadContext ctx(*library_, *device_, caps_, reading);
   ReadAll(ctx, gpm_, plan_);
   return reading;
 }
 
 GpuWorker::GpuWorker(std::unique_ptr<DeviceReader> reader)
-    : reader_(std::move(reader)), thread_([this] { Run(); }) {}
+    : state_(std::make_shared<State>(std::move(reader))),
+      thread_([state = state_] { Run(*state); }) {}
 
-GpuWorker::~GpuWorker() {
+GpuWorker::~GpuWorker() { Shutdown(std::chrono::steady_clock::now() + kStopGrace); }
+
+void GpuWorker::RequestStop() {
   {
-    std::lock_guard lock(mu_);
-    stop_ = true;
+    std::lock_guard lock(state_->mu);
+    state_->stop = true;
   }
-  cv_.notify_all();
-  thread_.join();
+  state_->cv.notify_all();
+}
+
+bool GpuWorker::Shutdown(std::chrono::steady_clock::time_point deadline) {
+  if (!thread_.joinable()) return joined_;
+  RequestStop();
+  bool exited = false;
+  {
+    std::unique_lock lock(state_->mu);
+    exited = state_->cv.wait_until(lock, deadline, [this] { return state_->exited; });
+  }
+  if (exited) {
+    thread_.join();
+  } else {
+    // Still inside an NVML call: the thread co-owns the state (and through
+    // the reader the Library), so it may finish whenever it returns.
+    thread_.detach();
+  }
+  joined_ = exited;
+  return joined_;
 }
 
 bool GpuWorker::Post(const Job& job) {
   {
-    std::lock_guard lock(mu_);
-    if (job_) return false;
-    job_ = job;
+    std::lock_guard lock(state_->mu);
+    if (state_->job || state_->stop) return false;
+    state_->job = job;
   }
-  cv_.notify_all();
+  state_->cv.notify_all();
   return true;
 }
 
 bool GpuWorker::WaitIdle(std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_until(lock, deadline, [this] { return !job_.has_value(); });
+  std::unique_lock lock(state_->mu);
+  return state_->cv.wait_until(lock, deadline, [this] { return !state_->job.has_value(); });
 }
 
 bool GpuWorker::busy() const {
-  std::lock_guard lock(mu_);
-  return job_.has_value();
+  std::lock_guard lock(state_->mu);
+  return state_->job.has_value();
 }
 
 std::optional<Reading> GpuWorker::Take() {
-  std::lock_guard lock(mu_);
-  return std::exchange(result_, std::nullopt);
+  std::lock_guard lock(state_->mu);
+  return std::exchange(state_->result, std::nullopt);
 }
 
-void GpuWorker::Run() {
-  std::unique_lock lock(mu_);
+void GpuWorker::Run(State& s) {
+  std::unique_lock lock(s.mu);
   while (true) {
-    cv_.wait(lock, [this] { return stop_ || job_.has_value(); });
-    if (stop_) return;
-    const Job job = *job_;
+    s.cv.wait(lock, [&s] { return s.stop || s.job.has_value(); });
+    if (s.stop) break;
+    const Job job = *s.job;
     lock.unlock();
-    Reading reading = reader_->Read(job.t, job.tiers, job.reattach);
+    Reading reading = s.reader->Read(job.t, job.tiers, job.reattach);
     lock.lock();
-    result_ = std::move(reading);
-    job_.reset();
-    cv_.notify_all();
+    s.result = std::move(reading);
+    s.job.reset();
+    s.cv.notify_all();
   }
+  s.exited = true;
+  s.cv.notify_all();
 }
 
 }  // namespace gpuscope::collect

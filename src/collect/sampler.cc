@@ -65,7 +65,25 @@ Sampler::Sampler(SamplerOptions options, Clock clock, LibraryOpener opener)
 Sampler::~Sampler() {
   Stop();
   std::lock_guard lock(cycle_mu_);
-  slots_.clear();  // joins the workers (waits for a hung call) before the library goes
+  ShutdownWorkers();
+}
+
+// One shared grace period for all workers, so N hung GPUs cost no more than
+// one. A worker still in a call is detached (see gpu_worker.h): it co-owns
+// the Library, so nvmlShutdown runs only after that call returns, or never
+// if the process exits first.
+void Sampler::ShutdownWorkers() {
+  const auto deadline = std::chrono::steady_clock::now() + GpuWorker::kStopGrace;
+  for (auto& slot : slots_) slot->worker->RequestStop();
+  std::size_t detached = 0;
+  for (auto& slot : slots_) {
+    if (!slot->worker->Shutdown(deadline)) ++detached;
+  }
+  if (detached > 0) {
+    spdlog::warn("{} GPU worker(s) still inside an NVML call at shutdown; not waiting for them",
+                 detached);
+  }
+  slots_.clear();
 }
 
 Status Sampler::Open() {
@@ -84,11 +102,11 @@ Status Sampler::OpenLocked() {
   for (const DeviceEntry& e : *entries) infos.push_back(e.info);
   auto picked = SelectDevices(infos, options_.devices);
   if (!picked.ok()) return picked.status().Context("device selection");
-  slots_.clear();
+  ShutdownWorkers();
   for (std::size_t i : *picked) {
     const DeviceEntry& e = (*entries)[i];
     if (!e.error.ok()) spdlog::warn("GPU {} did not open: {}", e.info.index, e.error.message());
-    auto reader = std::make_unique<DeviceReader>(*library, e.info, e.device, e.error,
+    auto reader = std::make_unique<DeviceReader>(library, e.info, e.device, e.error,
                                                  PlanFor(e.info, options_));
     slots_.push_back(std::make_unique<Slot>(e.info, std::make_unique<GpuWorker>(std::move(reader)),
                                             options_.window_span_s));
@@ -125,6 +143,7 @@ void Sampler::Start() {
   std::lock_guard lock(loop_mu_);
   if (loop_.joinable()) return;
   stopping_ = false;
+  stop_requested_ = false;
   loop_ = std::thread([this] { Loop(); });
 }
 
@@ -133,6 +152,7 @@ void Sampler::Stop() {
     std::lock_guard lock(loop_mu_);
     stopping_ = true;
   }
+  stop_requested_ = true;  // also ends a cycle's wait for a hung worker
   loop_cv_.notify_all();
   if (loop_.joinable()) loop_.join();
 }

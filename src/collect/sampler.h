@@ -18,12 +18,18 @@
 // deadline is kStale with its last values; it recovers when the call returns.
 // Without NVML, snapshots still publish with nvml_up = false and nvml_error.
 //
+// Shutdown: Stop() ends a cycle's wait for a hung call at once; the
+// destructor gives the per-GPU workers a bounded grace (GpuWorker::kStopGrace)
+// and detaches any still inside an NVML call, so a wedged driver never blocks
+// process exit (see gpu_worker.h).
+//
 // Thread safety: every public method may be called from any thread.
 // SampleOnce and the background loop are serialized. Publish callbacks run
 // on the thread that ran the cycle, after Latest() already returns the new
 // snapshot; they must not call SampleOnce or Stop.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <functional>
@@ -114,6 +120,8 @@ class Sampler {
   void Collect(std::size_t position, std::chrono::steady_clock::time_point now);
   void Apply(std::size_t position, Reading&& reading);
   void MarkLost(Slot& slot, const Reading& reading);
+  void WaitForWorkers(bool in_loop);
+  void ShutdownWorkers();
   void DrainXids();
   SnapshotPtr Publish(Snapshot&& snapshot);
   void Loop();
@@ -125,7 +133,7 @@ class Sampler {
 
   mutable std::mutex cycle_mu_;  // one cycle at a time; guards the state below
   std::shared_ptr<nvml::Library> library_;
-  std::vector<std::unique_ptr<Slot>> slots_;  // destroyed before library_
+  std::vector<std::unique_ptr<Slot>> slots_;  // workers co-own library_
   SystemInfo system_;
   std::string nvml_error_;
   double next_open_at_ = 0, open_backoff_ = 0;
@@ -143,6 +151,7 @@ class Sampler {
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;
   bool stopping_ = false;
+  std::atomic<bool> stop_requested_{false};  // read by a cycle waiting on workers
   std::thread loop_;
 };
 

@@ -76,16 +76,7 @@ SnapshotPtr Sampler::RunCycle(bool all_tiers, bool in_loop) {
   if (EnsureLibrary(now)) {
     const Tiers tiers = DueTiers(now, all_tiers);
     for (std::size_t i = 0; i < slots_.size(); ++i) Dispatch(i, tiers, now);
-    // The loop waits at most one fast interval, so a hung GPU never delays
-    // the next cycle; SampleOnce waits up to the watchdog for every answer.
-    const double wait_s =
-        in_loop ? std::min(options_.watchdog_s, options_.fast_interval_s) : options_.watchdog_s;
-    // Each wait counts from the slot's own posted_at, the reference Collect
-    // measures a hang from: a wait that times out has then seen the call busy
-    // for at least wait_s, so a full-watchdog wait always ends stale.
-    for (auto& slot : slots_) {
-      if (slot->posted) slot->worker->WaitIdle(slot->posted_at + Seconds(wait_s));
-    }
+    WaitForWorkers(in_loop);
     const auto collected_at = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < slots_.size(); ++i) Collect(i, collected_at);
     DrainXids();
@@ -106,6 +97,26 @@ SnapshotPtr Sampler::RunCycle(bool all_tiers, bool in_loop) {
   snapshot.collect_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return Publish(std::move(snapshot));
+}
+
+void Sampler::WaitForWorkers(bool in_loop) {
+  // The loop waits at most one fast interval, so a hung GPU never delays
+  // the next cycle; SampleOnce waits up to the watchdog for every answer.
+  const double wait_s =
+      in_loop ? std::min(options_.watchdog_s, options_.fast_interval_s) : options_.watchdog_s;
+  // Each wait counts from the slot's own posted_at, the reference Collect
+  // measures a hang from: a wait that times out has then seen the call busy
+  // for at least wait_s, so a full-watchdog wait always ends stale. The loop
+  // waits in slices so that Stop() does not wait out a hung call.
+  const auto slice = std::chrono::milliseconds(50);
+  for (auto& slot : slots_) {
+    if (!slot->posted) continue;
+    const auto deadline = slot->posted_at + Seconds(wait_s);
+    while (!slot->worker->WaitIdle(
+        in_loop ? std::min(deadline, std::chrono::steady_clock::now() + slice) : deadline)) {
+      if (std::chrono::steady_clock::now() >= deadline || stop_requested_) break;
+    }
+  }
 }
 
 void Sampler::Dispatch(std::size_t position, const Tiers& tiers, double now) {

@@ -24,11 +24,6 @@ inline constexpr BuiltinFamily kGpuInfo{
 inline constexpr BuiltinFamily kGpuLost{
     "gpuscope_gpu_lost", "1 when the GPU fell off the bus or stopped answering (GPU_IS_LOST).",
     FamilyType::kGauge, ""};
-inline constexpr BuiltinFamily kGpuStale{
-    "gpuscope_gpu_stale",
-    "1 when the last cycle could not read the GPU (hung or failing call); values are the last "
-    "good ones.",
-    FamilyType::kGauge, ""};
 inline constexpr BuiltinFamily kLastSample{"gpuscope_gpu_last_sample_timestamp_seconds",
                                            "Unix time of the last successful read of the GPU.",
                                            FamilyType::kGauge, ""};
@@ -42,9 +37,10 @@ inline constexpr BuiltinFamily kXidErrors{
     "XID errors reported by the driver since gpuscope started, by code.", FamilyType::kCounter,
     "xid"};
 
-// In the order the Renderer writes them (first four before the catalog rows).
-inline constexpr std::array<const BuiltinFamily*, 4> kLeadingBuiltins = {&kGpuInfo, &kGpuLost,
-                                                                         &kGpuStale, &kLastSample};
+// In the order the Renderer writes them (first three before the catalog rows).
+// Staleness is not here: the health module renders gpuscope_collector_stale.
+inline constexpr std::array<const BuiltinFamily*, 3> kLeadingBuiltins = {&kGpuInfo, &kGpuLost,
+                                                                         &kLastSample};
 inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 

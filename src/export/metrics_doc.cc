@@ -108,7 +108,9 @@ do not edit by hand.
 
 A metric the GPU does not support has no series (never 0). A lost GPU keeps only
 `gpuscope_gpu_info`, `gpuscope_gpu_lost`, its last-sample time and XID counts; a stale one keeps
-its last values with `gpuscope_gpu_stale` 1. OpenMetrics (negotiated by `Accept`) declares a
+its last values with `gpuscope_collector_stale` 1 (rendered by the health module, with
+`gpuscope_gpu_health`: 1 while an NVML call hangs, or when the GPU had no good read within the
+staleness limit, 60 s by default). OpenMetrics (negotiated by `Accept`) declares a
 counter `x_total` as family `x`, and a dcgm counter (no `_total`) as `unknown`.
 
 ## Counters file (`-f`)

@@ -196,14 +196,12 @@ void Renderer::RenderNative(const Snapshot& snapshot, Writer& writer) {
 
 namespace {
 
-// One GPU's value in leading built-in family `f` (gpu_lost, gpu_stale,
-// last-sample time), or none.
+// One GPU's value in leading built-in family `f` (gpu_lost, last-sample
+// time), or none.
 std::optional<double> StateValue(std::size_t f, const GpuSample& sample) {
   switch (f) {
     case 1:
       return sample.state == GpuState::kLost ? 1 : 0;
-    case 2:
-      return sample.state == GpuState::kStale || sample.state == GpuState::kError ? 1 : 0;
     default:
       return sample.sampled_at > 0 ? std::optional<double>(sample.sampled_at) : std::nullopt;
   }

@@ -11,13 +11,14 @@
 //      name; absent with no_hostname or an empty hostname), then the file's
 //      label fields in file order.
 //   2. Native families (metrics set native or both): gpuscope_gpu_info,
-//      gpuscope_gpu_lost, gpuscope_gpu_stale,
-//      gpuscope_gpu_last_sample_timestamp_seconds, then every catalog native
+//      gpuscope_gpu_lost, gpuscope_gpu_last_sample_timestamp_seconds, then
+//      every catalog native
 //      family in catalog order, then gpuscope_nvlink_link_active,
 //      gpuscope_nvlink_link_errors_total and gpuscope_xid_errors_total.
 //      Labels: gpu, uuid (the MIG UUID on a MIG instance), [gpu_instance,
 //      mig_profile, compute_instance on MIG], then the row's fixed labels.
-//   3. The caller's extra Families, in the order given.
+//   3. The caller's extra Families, in the order given (serve adds the health
+//      module's, among them gpuscope_collector_stale).
 // Series of a family are ordered by GPU (index, then MIG instance), then by
 // catalog row (fixed labels) or link/XID number; extra families' samples by
 // GPU, then labels. A metric whose present bit is clear has no series; a

@@ -30,8 +30,8 @@ struct Renderer::Plan {
   std::vector<PlannedFamily> dcgm;    // counters-file order
   std::vector<PlannedFamily> native;  // catalog order
   std::vector<const CounterEntry*> label_fields;
-  std::array<PlannedFamily, 4> leading;   // kLeadingBuiltins
-  std::array<PlannedFamily, 3> trailing;  // kTrailingBuiltins
+  std::array<PlannedFamily, kLeadingBuiltins.size()> leading;
+  std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
 };
 
 // Label prefixes per slot of Snapshot::gpus, rebuilt when the inventory (or

@@ -16,9 +16,22 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
+// "GPU 0 <model> <bus id> (<uuid>)" with only the parts known: a GPU lost
+// before its first read was never described.
+std::string GpuTitle(const GpuHealth& g) {
+  std::string out = fmt::format("GPU {}", g.gpu);
+  if (g.model.empty() && g.pci_bus_id.empty() && g.uuid.empty()) {
+    return out + (g.lost ? " (identity unknown: lost before first read)" : " (identity unknown)");
+  }
+  for (const std::string* part : {&g.model, &g.pci_bus_id}) {
+    if (!part->empty()) out += " " + *part;
+  }
+  if (!g.uuid.empty()) out += " (" + g.uuid + ")";
+  return out;
+}
+
 void FormatGpu(const GpuHealth& g, const ReportOptions& options, std::string& out) {
-  out += fmt::format("GPU {} {} {} ({}): {}\n", g.gpu, g.model, g.pci_bus_id, g.uuid,
-                     Upper(VerdictName(g.verdict)));
+  out += fmt::format("{}: {}\n", GpuTitle(g), Upper(VerdictName(g.verdict)));
   for (const CheckResult& c : g.checks) {
     if (!c.evaluated) continue;
     const bool show = options.verbose || c.verdict != Verdict::kOk;

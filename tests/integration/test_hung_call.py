@@ -7,21 +7,25 @@ GPU 2's power call sleeps 20 s of wall time. During the stall, 50 scrapes of
 /metrics must all answer (a functional bound of one second each, not a
 benchmark), each showing gpuscope_collector_stale{gpu="2"} 1 with GPU 2's last
 values still served, while the other GPUs' sample timestamps keep advancing.
+Then SIGTERM, with the call still hung: serve must exit cleanly (status 0)
+within a functional bound of 2 s; it must not wait for the wedged call.
 
 Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR. stdlib only. ~20-30 s.
 """
 import os
 import re
 import signal
+import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_serve_common import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check  # noqa: E402
 
 SCRAPES = 50
 SCRAPE_BOUND_S = 1.0
+EXIT_BOUND_S = 2.0
 SERIES = re.compile(r'^(gpuscope_\w+)\{gpu="(\d+)"[^}]*\} (\S+)$', re.M)
 
 
@@ -83,10 +87,20 @@ def main():
         status, _, body = serve.get("/health")
         check(status == 200, "one hung GPU of 8 keeps /health at 200: %s %s" % (status, body))
         print("%d scrapes during the stall, slowest %.3f s" % (SCRAPES, slowest))
+        check(time.monotonic() - injected < 15, "no hang left to stop under")
+        stopping = time.monotonic()
+        serve.proc.send_signal(signal.SIGTERM)
+        try:
+            code = serve.proc.wait(EXIT_BOUND_S)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("serve still running %.1f s after SIGTERM during a hung "
+                                 "call:\n%s" % (EXIT_BOUND_S, serve.output()[-2000:]))
+        took = time.monotonic() - stopping
+        check(code == 0, "exit status %s after SIGTERM:\n%s" % (code, serve.output()[-2000:]))
+        print("SIGTERM during the hang: exited in %.2f s" % took)
     finally:
         if serve is not None:
-            # The hung call sleeps on; do not wait for it.
-            serve.stop(sig=signal.SIGKILL)
+            serve.stop(sig=signal.SIGKILL)  # only if a check above failed first
         os.unlink(control.name)
     print("ok")
     return 0

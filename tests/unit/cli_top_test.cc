@@ -114,6 +114,22 @@ TEST(TopFrameTest, NarrowTerminalClipsLongLines) {
   EXPECT_NE(frame.find("[########..........]  45%"), std::string::npos) << frame;
 }
 
+// Clipping counts bytes but never cuts a UTF-8 sequence in half.
+TEST(TopFrameTest, ClippingKeepsMultiByteNamesWhole) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  snap.samples[0].processes[0].name = std::string(3, 'x');
+  for (int i = 0; i < 40; ++i) snap.samples[0].processes[0].name += "\xC3\xA9";  // e-acute
+  for (int width = 40; width <= 70; ++width) {
+    const std::string frame = RenderFrame(snap, Plain(width));
+    const std::size_t start = frame.find("xxx");
+    ASSERT_NE(start, std::string::npos) << width;
+    const std::string line = frame.substr(start, frame.find('\n', start) - start);
+    EXPECT_EQ((line.size() - 3) % 2, 0u) << "width " << width << ": " << line;
+    EXPECT_LE(frame.find("xxx") - frame.rfind('\n', start) - 1 + line.size(),
+              static_cast<std::size_t>(width));
+  }
+}
+
 TEST(TopFrameTest, NoNvml) {
   Snapshot snap;
   snap.nvml_error = "Driver Not Loaded";

@@ -222,7 +222,9 @@ TEST(Render, LostGpuKeepsIdentityOnlyStaleKeepsValues) {
   EXPECT_NE(text.find("gpuscope_xid_errors_total{gpu=\"1\",uuid=\"GPU-bbbb\",xid=\"79\"} 1\n"),
             std::string::npos);
   EXPECT_NE(text.find("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\""), std::string::npos);
-  EXPECT_NE(text.find("gpuscope_gpu_stale{gpu=\"0\",uuid=\"GPU-aaaa\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("gpuscope_gpu_utilization_ratio{gpu=\"0\""), std::string::npos);
+  // Staleness is the health module's gpuscope_collector_stale, not the renderer's.
+  EXPECT_EQ(text.find("_stale"), std::string::npos);
 }
 
 TEST(Render, InventoryChangeRebuildsLabels) {

@@ -58,6 +58,27 @@ TEST(FormatReport, WarningsExitZeroUnlessStrict) {
   EXPECT_EQ(ExitCode(r, true), 1);
 }
 
+// A GPU lost before its first read was never described: the line says so
+// instead of printing empty model, bus id and "()" for the UUID.
+TEST(FormatReport, GpuLostBeforeFirstReadSaysIdentityUnknown) {
+  Snapshot snap = HealthyNode(2);
+  snap.gpus[1] = GpuInfo{};
+  snap.gpus[1].index = 1;
+  snap.samples[1] = GpuSample{};
+  snap.samples[1].state = GpuState::kLost;
+  snap.samples[1].state_reason = "GPU is lost (NVML_ERROR_GPU_IS_LOST)";
+  HealthReport r = Judge(snap);
+  const std::string text = FormatReport(r);
+  EXPECT_NE(text.find("GPU 1 (identity unknown: lost before first read): FAIL\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("()"), std::string::npos) << text;
+  EXPECT_EQ(text.find("GPU 1  "), std::string::npos) << text;
+  EXPECT_NE(text.find("GPU 0 NVIDIA H100 80GB HBM3 00000000:10:00.0 (GPU-00000000): OK"),
+            std::string::npos)
+      << text;
+}
+
 TEST(FormatReport, NvmlDown) {
   Snapshot snap;
   snap.nvml_up = false;
