@@ -86,6 +86,18 @@ faults:
 // A call hanging 5 s on GPU 2's power reading: snapshots keep coming every
 // fast interval, GPU 2 is stale with its last values, the others advance;
 // when the call returns GPU 2 recovers.
+// Polls the latest snapshot until `done` holds or 8 s pass; returns the last.
+template <typename Pred>
+SnapshotPtr WaitFor(const Sampler& sampler, Pred done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  SnapshotPtr snap = sampler.Latest();
+  while (!done(*snap) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    snap = sampler.Latest();
+  }
+  return snap;
+}
+
 TEST(CollectFaultsTest, HungCallMarksOnlyThatGpuStale) {
   ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO", "training-8xh100");
   SimControl control;
@@ -98,9 +110,12 @@ TEST(CollectFaultsTest, HungCallMarksOnlyThatGpuStale) {
   ASSERT_EQ(sampler.Latest()->samples[2].state, GpuState::kOk);
   const double power_before = sampler.Latest()->samples[2].Get(Metric::kPowerUsage);
   control.Send("inject 2 hang nvmlDeviceGetPowerUsage 5");
-  control.Send("clear 2 hang");  // the call already sleeping keeps sleeping
-  std::this_thread::sleep_for(std::chrono::milliseconds(1800));
-  SnapshotPtr during = sampler.Latest();
+  // Clear the fault only once a call is stuck in it (the sim applies both
+  // lines in one poll otherwise); the call already sleeping keeps sleeping.
+  SnapshotPtr during =
+      WaitFor(sampler, [](const Snapshot& s) { return s.samples[2].state == GpuState::kStale; });
+  control.Send("clear 2 hang");
+  ASSERT_EQ(during->samples[2].state, GpuState::kStale);
   std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   SnapshotPtr later = sampler.Latest();
   EXPECT_GE(later->sequence, during->sequence + 3);  // still publishing
@@ -113,9 +128,9 @@ TEST(CollectFaultsTest, HungCallMarksOnlyThatGpuStale) {
     EXPECT_EQ(later->samples[i].state, GpuState::kOk) << i;
     EXPECT_GT(later->samples[i].sampled_at, during->samples[i].sampled_at) << i;
   }
-  // The hang ends ~5 s after injection; then GPU 2 answers again.
-  std::this_thread::sleep_for(std::chrono::milliseconds(3500));
-  SnapshotPtr after = sampler.Latest();
+  // The hang ends ~5 s after the call began; then GPU 2 answers again.
+  SnapshotPtr after =
+      WaitFor(sampler, [](const Snapshot& s) { return s.samples[2].state == GpuState::kOk; });
   EXPECT_EQ(after->samples[2].state, GpuState::kOk) << after->samples[2].state_reason;
   EXPECT_GT(after->samples[2].sampled_at, later->samples[2].sampled_at);
   sampler.Stop();
