@@ -9,6 +9,7 @@
 
 #include "analysis/offline.h"
 #include "analysis/report.h"
+#include "cli/options.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
 #include "collect/selection.h"
@@ -77,40 +78,29 @@ Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::stri
 
 Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
   DiagnoseArgs out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    const std::size_t eq = flag.find('=');
-    const bool has_value = flag.starts_with("--") && eq != std::string::npos;
-    if (has_value) {
-      value = flag.substr(eq + 1);
-      flag.resize(eq);
-    }
-    const bool wants_value = flag == "--window" || flag == "-w" || flag == "-i" || flag == "--id";
-    if (wants_value && !has_value) {
-      if (i + 1 >= args.size()) {
-        return Status::InvalidArgument("Option " + flag +
-                                       " needs a value; see gpuscope diagnose --help.");
-      }
-      value = args[++i];
-    }
-    if (flag == "-h" || flag == "--help") {
-      out.help = true;
-    } else if (flag == "--json" && !has_value) {
-      out.json = true;
-    } else if (flag == "--window" || flag == "-w") {
-      Result<double> seconds = analysis::ParseDuration(value);
-      if (!seconds.ok()) return Status::InvalidArgument("--window: " + seconds.status().message());
-      if (*seconds < kStepSeconds) {
-        return Status::InvalidArgument("--window: must be at least 1 s, got '" + value + "'");
-      }
-      out.window_seconds = *seconds;
-    } else if (flag == "-i" || flag == "--id") {
-      out.ids = value;
-    } else {
-      return Status::InvalidArgument("Unknown option \"" + args[i] +
-                                     "\" for gpuscope diagnose; see gpuscope diagnose --help.");
-    }
-  }
+  Status status = ForEachOption(
+      args, "diagnose", {"--window", "-w", "-i", "--id"}, [&](const Option& o) -> Status {
+        if (o.flag == "-h" || o.flag == "--help") {
+          out.help = true;
+        } else if (o.flag == "--json" && !o.inline_value) {
+          out.json = true;
+        } else if (o.flag == "--window" || o.flag == "-w") {
+          Result<double> seconds = analysis::ParseDuration(o.value);
+          if (!seconds.ok()) {
+            return Status::InvalidArgument("--window: " + seconds.status().message());
+          }
+          if (*seconds < kStepSeconds) {
+            return Status::InvalidArgument("--window: must be at least 1 s, got '" + o.value + "'");
+          }
+          out.window_seconds = *seconds;
+        } else if (o.flag == "-i" || o.flag == "--id") {
+          out.ids = o.value;
+        } else {
+          return UnknownOption(o, "diagnose");
+        }
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
   return out;
 }
 

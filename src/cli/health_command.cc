@@ -3,63 +3,38 @@
 #include <spdlog/spdlog.h>
 
 #include "analysis/report.h"
+#include "cli/options.h"
 #include "collect/selection.h"
 #include "health/report.h"
 #include "health/service.h"
 
 namespace gpuscope::cli {
-namespace {
-
-Status MissingValue(const std::string& flag) {
-  return Status::InvalidArgument("Option " + flag + " needs a value; see gpuscope health --help.");
-}
-
-// Splits "--flag=value" into flag and value.
-void SplitInline(std::string* flag, std::string* value, bool* has_value) {
-  const std::size_t eq = flag->find('=');
-  *has_value = flag->starts_with("--") && eq != std::string::npos;
-  if (*has_value) {
-    *value = flag->substr(eq + 1);
-    flag->resize(eq);
-  }
-}
-
-}  // namespace
 
 Result<HealthArgs> ParseHealthArgs(const std::vector<std::string>& args) {
   HealthArgs out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    bool has_value = false;
-    SplitInline(&flag, &value, &has_value);
-    auto take = [&]() -> Result<std::string> {
-      if (has_value) return value;
-      if (i + 1 >= args.size()) return MissingValue(flag);
-      return args[++i];
-    };
-    if (flag == "-h" || flag == "--help") {
-      out.help = true;
-    } else if (flag == "--json" && !has_value) {
-      out.json = true;
-    } else if (flag == "--strict" && !has_value) {
-      out.strict = true;
-    } else if ((flag == "-v" || flag == "--verbose") && !has_value) {
-      out.verbose = true;
-    } else if (flag == "--watch") {
-      Result<std::string> text = take();
-      if (!text.ok()) return text.status();
-      Result<double> seconds = analysis::ParseDuration(*text);
-      if (!seconds.ok()) return Status::InvalidArgument("--watch: " + seconds.status().message());
-      out.watch_seconds = *seconds;
-    } else if (flag == "-i" || flag == "--id") {
-      Result<std::string> text = take();
-      if (!text.ok()) return text.status();
-      out.ids = *text;
-    } else {
-      return Status::InvalidArgument("Unknown option \"" + args[i] +
-                                     "\" for gpuscope health; see gpuscope health --help.");
-    }
-  }
+  Status status =
+      ForEachOption(args, "health", {"--watch", "-i", "--id"}, [&](const Option& o) -> Status {
+        if (o.flag == "-h" || o.flag == "--help") {
+          out.help = true;
+        } else if (o.flag == "--json" && !o.inline_value) {
+          out.json = true;
+        } else if (o.flag == "--strict" && !o.inline_value) {
+          out.strict = true;
+        } else if ((o.flag == "-v" || o.flag == "--verbose") && !o.inline_value) {
+          out.verbose = true;
+        } else if (o.flag == "--watch") {
+          Result<double> seconds = analysis::ParseDuration(o.value);
+          if (!seconds.ok())
+            return Status::InvalidArgument("--watch: " + seconds.status().message());
+          out.watch_seconds = *seconds;
+        } else if (o.flag == "-i" || o.flag == "--id") {
+          out.ids = o.value;
+        } else {
+          return UnknownOption(o, "health");
+        }
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
   return out;
 }
 

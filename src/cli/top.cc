@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "analysis/report.h"
+#include "cli/options.h"
 #include "cli/stop.h"
 #include "cli/top_frame.h"
 #include "collect/sampler.h"
@@ -90,42 +91,30 @@ Result<double> ParseInterval(const std::string& text) {
 
 Result<TopArgs> ParseTopArgs(const std::vector<std::string>& args) {
   TopArgs out;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i], value;
-    const std::size_t eq = flag.find('=');
-    const bool has_value = flag.starts_with("--") && eq != std::string::npos;
-    if (has_value) {
-      value = flag.substr(eq + 1);
-      flag.resize(eq);
-    }
-    const bool wants_value = flag == "--interval" || flag == "-d" || flag == "-i" || flag == "--id";
-    if (wants_value && !has_value) {
-      if (i + 1 >= args.size()) {
-        return Status::InvalidArgument("Option " + flag +
-                                       " needs a value; see gpuscope top --help.");
-      }
-      value = args[++i];
-    }
-    if ((flag == "-h" || flag == "--help") && !has_value) {
-      out.help = true;
-    } else if (flag == "--once" && !has_value) {
-      out.once = true;
-    } else if (flag == "--no-color" && !has_value) {
-      out.color = false;
-    } else if (flag == "--interval" || flag == "-d") {
-      Result<double> seconds = ParseInterval(value);
-      if (!seconds.ok()) return seconds.status();
-      if (*seconds < 0.1) {
-        return Status::InvalidArgument("--interval: must be at least 100ms, got '" + value + "'");
-      }
-      out.interval_seconds = *seconds;
-    } else if (flag == "-i" || flag == "--id") {
-      out.ids = value;
-    } else {
-      return Status::InvalidArgument("Unknown option \"" + args[i] +
-                                     "\" for gpuscope top; see gpuscope top --help.");
-    }
-  }
+  Status status = ForEachOption(
+      args, "top", {"--interval", "-d", "-i", "--id"}, [&](const Option& o) -> Status {
+        if ((o.flag == "-h" || o.flag == "--help") && !o.inline_value) {
+          out.help = true;
+        } else if (o.flag == "--once" && !o.inline_value) {
+          out.once = true;
+        } else if (o.flag == "--no-color" && !o.inline_value) {
+          out.color = false;
+        } else if (o.flag == "--interval" || o.flag == "-d") {
+          Result<double> seconds = ParseInterval(o.value);
+          if (!seconds.ok()) return seconds.status();
+          if (*seconds < 0.1) {
+            return Status::InvalidArgument("--interval: must be at least 100ms, got '" + o.value +
+                                           "'");
+          }
+          out.interval_seconds = *seconds;
+        } else if (o.flag == "-i" || o.flag == "--id") {
+          out.ids = o.value;
+        } else {
+          return UnknownOption(o, "top");
+        }
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
   return out;
 }
 

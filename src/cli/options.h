@@ -1,0 +1,36 @@
+// Walks a subcommand's arguments: "--flag=value", "--flag value" and
+// "-f value" for flags that take a value, bare switches otherwise, with the
+// same error sentences for every command.
+// Thread safety: pure functions.
+#pragma once
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::cli {
+
+struct Option {
+  std::string flag;           // "--window", without an inline "=value"
+  std::string value;          // the value of a value-taking flag, or an inline one
+  bool inline_value = false;  // given as --flag=value
+  std::string raw;            // the argument as typed, for messages
+};
+
+using OptionHandler = std::function<Status(const Option&)>;
+
+// Calls `handle` for each option of `args` in order; flags listed in
+// `value_flags` consume the next argument unless given as --flag=value.
+// The first error (a missing value, or the handler's) stops the walk.
+Status ForEachOption(const std::vector<std::string>& args, std::string_view command,
+                     std::initializer_list<std::string_view> value_flags,
+                     const OptionHandler& handle);
+
+// "Unknown option "--x" for gpuscope <command>; see gpuscope <command> --help."
+Status UnknownOption(const Option& option, std::string_view command);
+
+}  // namespace gpuscope::cli
