@@ -17,9 +17,7 @@ SamplerOptions Normalized(SamplerOptions o) {
   o.fast_interval_s = std::max(o.fast_interval_s, kMinFastInterval);
   o.slow_interval_s = std::max(o.slow_interval_s, o.fast_interval_s);
   o.pcie_interval_s = std::max(o.pcie_interval_s, o.fast_interval_s);
-  // One point a second at most: a 100 ms cadence would otherwise keep ten
-  // times the points (and memory) for the same span.
-  if (o.window_resolution_s <= 0) o.window_resolution_s = std::max(o.fast_interval_s, 1.0);
+  if (o.window_resolution_s <= 0) o.window_resolution_s = o.fast_interval_s;
   if (o.watchdog_s <= 0) o.watchdog_s = std::max(2 * o.fast_interval_s, 1.0);
   o.lost_retry_min_s = std::max(o.lost_retry_min_s, 0.0);
   o.lost_retry_max_s = std::max(o.lost_retry_max_s, o.lost_retry_min_s);

@@ -64,7 +64,7 @@ struct SamplerOptions {
   double slow_interval_s = 10.0;   // ECC, rows, pages, limits, NVLink links, processes
   double pcie_interval_s = 5.0;    // nvmlDeviceGetPcieThroughput (without GPM)
   double window_span_s = 600.0;    // trailing window and peaks
-  double window_resolution_s = 0;  // 0: the fast interval, at least 1 s
+  double window_resolution_s = 0;  // 0: the fast interval
   double watchdog_s = 0;           // 0: max(2 x fast interval, 1 s)
   DeviceSelection devices;         // default: every GPU and MIG instance (f)
   bool read_processes = true;      // running processes with names (slow tier)
