@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import unittest
@@ -43,6 +44,31 @@ RUNBOOKS = os.path.join(SOURCE_DIR, "docs", "runbooks")
 def check(cond, message):
     if not cond:
         raise AssertionError(message)
+
+
+class SoftChecks:
+    """Collects failures and carries on, for scripts that report every problem."""
+
+    def __init__(self):
+        self.failures = []
+
+    def __call__(self, cond, message):
+        if not cond:
+            self.failures.append(message)
+            print("FAIL: " + message, file=sys.stderr)
+
+    def run(self, tests):
+        """Runs the test functions; exit status 1 on any failure or no binary."""
+        if not os.path.exists(GPUSCOPE):
+            print("no binary at %s" % GPUSCOPE, file=sys.stderr)
+            return 1
+        for test in tests:
+            test()
+        if self.failures:
+            print("%d failure(s)" % len(self.failures), file=sys.stderr)
+            return 1
+        print("ok")
+        return 0
 
 
 def free_port():

@@ -17,19 +17,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SOURCE_DIR  # noqa: E402
+from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, SoftChecks  # noqa: E402
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
 
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL: " + message, file=sys.stderr)
+check = SoftChecks()
 
 
 def env_with(extra=None):
@@ -215,17 +209,8 @@ def test_errors():
 
 
 def main():
-    if not os.path.exists(GPUSCOPE):
-        print("no binary at %s" % GPUSCOPE, file=sys.stderr)
-        return 1
-    for test in (test_goldens, test_format_details, test_output_file, test_loops, test_summary,
-                 test_errors):
-        test()
-    if failures:
-        print("%d failure(s)" % len(failures), file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    return check.run((test_goldens, test_format_details, test_output_file, test_loops,
+                      test_summary, test_errors))
 
 
 if __name__ == "__main__":

@@ -15,18 +15,12 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE  # noqa: E402
+from gpuscope_testlib import GPUSCOPE, SoftChecks  # noqa: E402
 
 CLEAR = b"\x1b[H\x1b[2J"
 RESTORE_CURSOR = b"\x1b[?25h"
 
-failures = []
-
-
-def check(cond, message):
-    if not cond:
-        failures.append(message)
-        print("FAIL: " + message, file=sys.stderr)
+check = SoftChecks()
 
 
 def clean_env():
@@ -104,17 +98,7 @@ def test_live_under_pty():
 
 
 def main():
-    if not os.path.exists(GPUSCOPE):
-        print("SKIP: %s not built" % GPUSCOPE)
-        return 0
-    test_once()
-    test_bad_args()
-    test_live_under_pty()
-    if failures:
-        print("%d failure(s)" % len(failures), file=sys.stderr)
-        return 1
-    print("OK")
-    return 0
+    return check.run((test_once, test_bad_args, test_live_under_pty))
 
 
 if __name__ == "__main__":
