@@ -8,6 +8,7 @@ packages=(
   g++ make cmake pkg-config ccache clang-format
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libcrypt-dev
+  libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
   apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter

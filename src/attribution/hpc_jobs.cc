@@ -1,0 +1,56 @@
+#include "attribution/hpc_jobs.h"
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace gpuscope::attribution {
+namespace {
+
+std::string_view Trim(std::string_view s) {
+  constexpr std::string_view kSpace = " \t\r";
+  const auto begin = s.find_first_not_of(kSpace);
+  if (begin == std::string_view::npos) return {};
+  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> ParseHpcJobFile(std::string_view text) {
+  std::vector<std::string> jobs;
+  while (!text.empty()) {
+    const auto newline = text.find('\n');
+    const std::string_view job = Trim(text.substr(0, newline));
+    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    if (!job.empty() && std::find(jobs.begin(), jobs.end(), job) == jobs.end()) {
+      jobs.emplace_back(job);
+    }
+  }
+  return jobs;
+}
+
+Result<HpcJobMap> ReadHpcJobDir(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  fs::directory_iterator it(dir, error);
+  if (error) return Status::NotFound("HPC job mapping directory " + dir + ": " + error.message());
+  HpcJobMap jobs;
+  for (const fs::directory_entry& entry : it) {
+    const std::string name = entry.path().filename().string();
+    unsigned gpu = 0;
+    const auto [end, parse_error] = std::from_chars(name.data(), name.data() + name.size(), gpu);
+    if (parse_error != std::errc() || end != name.data() + name.size()) continue;
+    if (!entry.is_regular_file(error)) continue;
+    std::ifstream in(entry.path());
+    if (!in) continue;  // removed by an epilog since the listing
+    std::ostringstream text;
+    text << in.rdbuf();
+    std::vector<std::string> ids = ParseHpcJobFile(text.str());
+    if (!ids.empty()) jobs[gpu] = std::move(ids);
+  }
+  return jobs;
+}
+
+}  // namespace gpuscope::attribution
