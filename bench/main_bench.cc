@@ -28,10 +28,10 @@
 #include <thread>
 
 #include "bench_common.h"
-#include "cli/serve_exporter.h"
-#include "cli/serve_http.h"
 #include "export/render.h"
 #include "http/server.h"
+#include "serve/endpoints.h"
+#include "serve/exporter.h"
 
 namespace gpuscope::bench {
 namespace {
@@ -62,8 +62,8 @@ Args ParseArgs(int argc, char** argv) {
   return args;
 }
 
-cli::ExporterOptions ExporterFor(bool all_counters) {
-  cli::ExporterOptions options;
+serve::ExporterOptions ExporterFor(bool all_counters) {
+  serve::ExporterOptions options;
   if (all_counters) options.render.counters = AllCounters();
   return options;
 }
@@ -83,7 +83,7 @@ int RunCycles(const Args& args) {
   double now = collect::SystemClock();
   SimNode node(
       args.gpus, [&now] { return now; }, args.interval);
-  cli::Exporter exporter(ExporterFor(true), [&now] { return now; });
+  serve::Exporter exporter(ExporterFor(true), [&now] { return now; });
   collect::Sampler& sampler = node.sampler();
   sampler.OnPublish(
       [&](const SnapshotPtr& snapshot) { exporter.OnSnapshot(snapshot, sampler.window()); });
@@ -121,7 +121,7 @@ int RunCycles(const Args& args) {
 
 int RunServe(const Args& args) {
   SimNode node(args.gpus);
-  cli::Exporter exporter(ExporterFor(true), collect::SystemClock);
+  serve::Exporter exporter(ExporterFor(true), collect::SystemClock);
   collect::Sampler& sampler = node.sampler();
   sampler.OnPublish(
       [&](const SnapshotPtr& snapshot) { exporter.OnSnapshot(snapshot, sampler.window()); });
@@ -131,8 +131,8 @@ int RunServe(const Args& args) {
   http::ServerOptions options;
   options.listen_address = "127.0.0.1:0";
   http::Server server(options);
-  cli::RegisterEndpoints(server, exporter,
-                         {"bench", "simulator", sampler.Latest()->gpus.size(), "both"});
+  serve::RegisterEndpoints(server, exporter,
+                           {"bench", "simulator", sampler.Latest()->gpus.size(), "both"});
   if (Status started = server.Start(); !started.ok()) {
     std::fprintf(stderr, "%s\n", started.message().c_str());
     return 1;

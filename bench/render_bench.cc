@@ -9,8 +9,8 @@
 
 #include "analysis/report.h"
 #include "bench_common.h"
-#include "cli/serve_exporter.h"
 #include "export/render.h"
+#include "serve/exporter.h"
 
 namespace gpuscope::bench {
 namespace {
@@ -65,11 +65,11 @@ void BM_ExporterCycle(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
   auto snapshot = std::make_shared<Snapshot>(*NodeSnapshot(gpus));
   std::unique_ptr<Window> window = FilledWindow(*snapshot, 600);
-  cli::ExporterOptions options;
+  serve::ExporterOptions options;
   options.render = AllOn();
   options.monitor.diagnose_interval_seconds = 1e12;
   double now = snapshot->timestamp;
-  cli::Exporter exporter(options, [&now] { return now; });
+  serve::Exporter exporter(options, [&now] { return now; });
   exporter.OnSnapshot(snapshot, *window);  // the first call diagnoses
   for (auto _ : state) {
     now += 1;
@@ -126,9 +126,9 @@ BENCHMARK(BM_SnapshotPublish)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
 void BM_ScrapeBodyLoad(benchmark::State& state) {
   auto snapshot = std::make_shared<Snapshot>(*NodeSnapshot(8));
   Window window(Window::Options{600, 1});
-  cli::ExporterOptions options;
+  serve::ExporterOptions options;
   options.render = AllOn();
-  cli::Exporter exporter(options, [t = snapshot->timestamp] { return t; });
+  serve::Exporter exporter(options, [t = snapshot->timestamp] { return t; });
   exporter.OnSnapshot(snapshot, window);
   for (auto _ : state) {
     exporter.CountScrape();

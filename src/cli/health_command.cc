@@ -6,7 +6,7 @@
 #include "cli/options.h"
 #include "collect/selection.h"
 #include "health/report.h"
-#include "health/service.h"
+#include "serve/health.h"
 
 namespace gpuscope::cli {
 
@@ -71,7 +71,7 @@ Status RunHealth(Invocation& inv) {
     *inv.out << HealthUsage();
     return Status::Ok();
   }
-  health::RunOptions options;
+  serve::HealthRunOptions options;
   if (!args->ids.empty()) {
     Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);
     if (!selection.ok()) return selection.status();
@@ -82,7 +82,7 @@ Status RunHealth(Invocation& inv) {
   options.sampler.nvml_path = *library;
   options.watch_seconds = args->watch_seconds;
   spdlog::set_level(spdlog::level::err);  // the report says what matters
-  const health::HealthReport report = health::RunOnce(options);
+  const health::HealthReport report = serve::RunHealthOnce(options);
   inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
   return Status::Ok();
 }

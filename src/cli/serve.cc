@@ -8,13 +8,13 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "cli/serve_config.h"
-#include "cli/serve_exporter.h"
-#include "cli/serve_http.h"
 #include "cli/settings.h"
-#include "health/events.h"
+#include "serve/agent.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -44,36 +44,13 @@ std::optional<double> FrozenTime(bool simulated) {
   return t;
 }
 
-// Everything serve runs, in construction order (destroyed in reverse).
+// What serve was configured with, and the assembly it runs.
 struct Service {
   ServeConfig config;
   std::string source;  // for logs and the index page
   bool simulated = false;
-  std::unique_ptr<Exporter> exporter;
-  std::unique_ptr<collect::Sampler> sampler;
-  std::unique_ptr<http::Server> server;
-  std::shared_ptr<const nvml::Library> events_library;  // outlives events
-  std::unique_ptr<health::EventMonitor> events;
-  bool events_tried = false;
+  std::unique_ptr<serve::Agent> agent;
 };
-
-void StartEvents(Service& s, const collect::Clock& clock) {
-  if (s.events_tried) return;
-  std::shared_ptr<const nvml::Library> library = s.sampler->library();
-  if (!library) return;
-  s.events_tried = true;
-  health::EventMonitor::Options options;
-  options.xid_window_seconds = s.config.xid_window_s;
-  options.clock = clock;
-  auto monitor = health::EventMonitor::Start(*library, options);
-  if (!monitor.ok()) {
-    spdlog::info("XID/ECC events not watched: {}", monitor.status().message());
-    return;
-  }
-  s.events_library = std::move(library);
-  s.events = std::move(*monitor);
-  s.exporter->SetEventSource([monitor = s.events.get()] { return monitor->State(); });
-}
 
 void Reload(Service& s) {
   spdlog::info("SIGHUP: reloading the counters file and the web-config file");
@@ -82,14 +59,14 @@ void Reload(Service& s) {
     spdlog::error("reload: keeping the previous counters: {}", counters.status().message());
   } else {
     for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
-    s.exporter->SetCounters(std::move(*counters));
+    s.agent->SetCounters(std::move(*counters));
   }
-  Status web = s.server->Reload();
+  Status web = s.agent->ReloadWebConfig();
   if (!web.ok()) spdlog::error("reload: keeping the previous web-config: {}", web.message());
 }
 
 // Waits for SIGTERM/SIGINT, handling SIGHUP and late event-thread starts.
-void WaitForSignals(Service& s, const sigset_t& signals, const collect::Clock& clock) {
+void WaitForSignals(Service& s, const sigset_t& signals) {
   while (true) {
     const timespec tick{1, 0};
     const int signal = sigtimedwait(&signals, nullptr, &tick);
@@ -98,7 +75,7 @@ void WaitForSignals(Service& s, const sigset_t& signals, const collect::Clock& c
       return;
     }
     if (signal == SIGHUP) Reload(s);
-    StartEvents(s, clock);
+    s.agent->Poll();
   }
 }
 
@@ -123,46 +100,27 @@ Status Configure(Invocation& inv, Service& s) {
   return Status::Ok();
 }
 
-ExporterOptions MakeExporterOptions(const ServeConfig& c, bool frozen) {
-  ExporterOptions o;
+serve::AgentOptions MakeAgentOptions(const Service& s) {
+  const ServeConfig& c = s.config;
+  serve::AgentOptions o;
+  o.sampler = c.sampler;
   o.render = c.render;
+  o.server = c.server;
   o.health = c.health;
-  o.health_families = XidFamilyOptions(c.render.counters);
   o.monitor = c.monitor;
   o.hostname = c.hostname;
   o.stale_after_s = c.stale_after_s;
-  o.frozen_clock = frozen;
+  o.xid_window_s = c.xid_window_s;
+  o.source = s.source;
+  o.frozen_time = FrozenTime(s.simulated);
   return o;
 }
 
 Status Serve(Service& s, const sigset_t& signals) {
-  std::optional<double> frozen = FrozenTime(s.simulated);
-  collect::Clock clock = collect::SystemClock;
-  if (frozen) clock = [t = *frozen] { return t; };
-  s.exporter = std::make_unique<Exporter>(MakeExporterOptions(s.config, frozen.has_value()), clock);
-  s.sampler = std::make_unique<collect::Sampler>(s.config.sampler, clock);
-  s.sampler->OnPublish(
-      [&s](const SnapshotPtr& snapshot) { s.exporter->OnSnapshot(snapshot, s.sampler->window()); });
-  s.server = std::make_unique<http::Server>(s.config.server);
-  Status opened = s.sampler->Open();
-  if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
-  StartEvents(s, clock);
-  SnapshotPtr first = s.sampler->SampleOnce();
-  RegisterEndpoints(*s.server, *s.exporter,
-                    {GPUSCOPE_VERSION, s.source, first->gpus.size(),
-                     std::string(s.config.render.metrics == prom::MetricSet::kBoth   ? "both"
-                                 : s.config.render.metrics == prom::MetricSet::kDcgm ? "dcgm"
-                                                                                     : "native")});
-  GPUSCOPE_RETURN_IF_ERROR(s.server->Start());
-  s.sampler->Start();
-  spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",
-               GPUSCOPE_VERSION, s.config.server.listen_address, s.server->port(),
-               s.server->tls_enabled() ? ", TLS" : "", first->gpus.size(), s.source,
-               frozen ? ", clock frozen" : "");
-  WaitForSignals(s, signals, clock);
-  s.server->Stop();
-  if (s.events) s.events->Stop();
-  s.sampler->Stop();
+  s.agent = std::make_unique<serve::Agent>(MakeAgentOptions(s));
+  GPUSCOPE_RETURN_IF_ERROR(s.agent->Start());
+  WaitForSignals(s, signals);
+  s.agent->Stop();
   return Status::Ok();
 }
 

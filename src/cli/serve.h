@@ -1,8 +1,8 @@
 // `gpuscope serve`: the Prometheus exporter, a drop-in for dcgm-exporter on
-// :9400. It resolves the settings (settings.h), starts the HTTP server, the
-// background sampler (whose publish hook renders the bodies, see
-// serve_exporter.h) and the XID event thread, then waits for signals in the
-// main thread (sigtimedwait; no work in signal handlers):
+// :9400. It resolves the settings (settings.h, serve_config.h) and the
+// counters file, starts the serve assembly (serve/agent.h: sampler, health,
+// diagnosis, rendering, XID event thread, HTTP server), then waits for
+// signals in the main thread (sigtimedwait; no work in signal handlers):
 //   SIGHUP          re-reads the counters file (-f) and the web-config file;
 //                   a bad new file keeps the old one and logs the error; the
 //                   listening socket stays open

@@ -114,15 +114,4 @@ Result<prom::CounterSet> LoadCounters(const std::string& path) {
   return prom::LoadCountersFile(path);
 }
 
-health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters) {
-  health::FamilyOptions options;
-  const prom::CounterEntry* entry = counters.Find("DCGM_EXP_XID_ERRORS_COUNT");
-  if (entry == nullptr) return options;
-  options.xid_count_window = true;
-  options.xid_count_type = entry->type == prom::CounterType::kCounter ? prom::FamilyType::kCounter
-                                                                      : prom::FamilyType::kGauge;
-  if (!entry->help.empty()) options.xid_count_help = entry->help;
-  return options;
-}
-
 }  // namespace gpuscope::cli

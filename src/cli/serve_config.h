@@ -24,7 +24,6 @@
 #include "export/render.h"
 #include "gpuscope/status.h"
 #include "health/checks.h"
-#include "health/families.h"
 #include "http/server.h"
 
 namespace gpuscope::cli {
@@ -48,9 +47,5 @@ Result<ServeConfig> BuildServeConfig(const Settings& settings);
 
 // The counters file at `path`, or dcgm-exporter's default set when empty.
 Result<prom::CounterSet> LoadCounters(const std::string& path);
-
-// How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
-// counters file lists it, with the file's type and help.
-health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
 
 }  // namespace gpuscope::cli

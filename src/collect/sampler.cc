@@ -196,26 +196,6 @@ SnapshotPtr Sampler::Publish(Snapshot&& snapshot) {
   return published;
 }
 
-void Sampler::RecordXid(unsigned gpu_index, uint64_t xid) {
-  std::lock_guard lock(xid_mu_);
-  pending_xids_.emplace_back(gpu_index, xid);
-}
-
-void Sampler::DrainXids() {
-  std::vector<std::pair<unsigned, uint64_t>> xids;
-  {
-    std::lock_guard lock(xid_mu_);
-    xids.swap(pending_xids_);
-  }
-  for (const auto& [index, xid] : xids) {
-    for (auto& slot : slots_) {
-      if (slot->info.is_mig() || slot->info.index != index) continue;
-      ++slot->sample.xid_counts[static_cast<unsigned>(xid)];
-      slot->sample.Set(Metric::kXidLast, static_cast<double>(xid));
-    }
-  }
-}
-
 std::shared_ptr<const nvml::Library> Sampler::library() const {
   std::lock_guard lock(publish_mu_);
   return published_library_;

@@ -101,9 +101,6 @@ class Sampler {
 
   // Trailing window; GPU positions are those of Snapshot::gpus.
   const Window& window() const { return window_; }
-  // Counts an XID for the whole GPU with this NVML index (event thread);
-  // visible from the next snapshot in xid_counts and kXidLast.
-  void RecordXid(unsigned gpu_index, uint64_t xid);
   // The open library (for the event thread), or null while NVML is down.
   std::shared_ptr<const nvml::Library> library() const;
   const SamplerOptions& options() const { return options_; }
@@ -122,7 +119,6 @@ class Sampler {
   void MarkLost(Slot& slot, const Reading& reading);
   void WaitForWorkers(bool in_loop);
   void ShutdownWorkers();
-  void DrainXids();
   SnapshotPtr Publish(Snapshot&& snapshot);
   void Loop();
 
@@ -144,9 +140,6 @@ class Sampler {
   SnapshotPtr latest_;
   std::vector<std::function<void(const SnapshotPtr&)>> callbacks_;
   std::shared_ptr<const nvml::Library> published_library_;
-
-  std::mutex xid_mu_;
-  std::vector<std::pair<unsigned, uint64_t>> pending_xids_;
 
   std::mutex loop_mu_;
   std::condition_variable loop_cv_;

@@ -79,7 +79,6 @@ SnapshotPtr Sampler::RunCycle(bool all_tiers, bool in_loop) {
     WaitForWorkers(in_loop);
     const auto collected_at = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < slots_.size(); ++i) Collect(i, collected_at);
-    DrainXids();
     snapshot.nvml_up = true;
     snapshot.slow_cycle = tiers.slow;
     snapshot.system = system_;

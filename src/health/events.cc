@@ -181,10 +181,6 @@ void EventMonitor::Run() {
     // Wait outside the lock: it blocks up to wait_timeout_ms.
     Result<std::optional<nvml::Event>> got = source_->Wait(options_.wait_timeout_ms);
     const double now = options_.clock();
-    if (got.ok() && got->has_value() && (*got)->type == nvml::events::kXidCritical &&
-        options_.on_xid) {
-      options_.on_xid((*got)->device_index, (*got)->data);
-    }
     std::unique_lock<std::mutex> lock(mu_);
     if (got.ok()) {
       if (got->has_value()) tracker_.Record(**got, now);

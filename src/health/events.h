@@ -102,9 +102,6 @@ class EventMonitor {
     unsigned wait_timeout_ms = 500;
     double xid_window_seconds = kDefaultXidWindowSeconds;
     std::function<double()> clock;  // unix seconds; default: the system clock
-    // Called on the event thread for each XID, outside the monitor's lock
-    // (wire it to collect::Sampler::RecordXid so snapshots carry the counts).
-    std::function<void(unsigned gpu, uint64_t xid)> on_xid;
   };
 
   // Creates an event set on `library`, registers every whole GPU in `gpus`

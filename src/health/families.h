@@ -13,10 +13,9 @@
 //                                       labels first), only when the counters
 //                                       file enables it (xid_count_window)
 // gpuscope_gpu_lost, gpuscope_xid_errors_total{xid} and DCGM_FI_DEV_XID_ERRORS
-// are rendered by the exporter itself from the snapshot. Feed it the event
-// thread's XIDs one of two ways (not both): ApplyEvents on a snapshot copy
-// before rendering, or EventMonitor::Options::on_xid ->
-// collect::Sampler::RecordXid.
+// are rendered by the exporter itself from the snapshot. The event thread's
+// XIDs reach a snapshot only through ApplyEvents, which the health step of
+// serve and `gpuscope health` runs on a snapshot copy (serve/health.h).
 //
 // Thread safety: pure functions.
 #pragma once

@@ -1,12 +1,12 @@
-#include "cli/serve_exporter.h"
+#include "serve/exporter.h"
 
 #include <fmt/format.h>
 
 #include <utility>
 
-#include "cli/serve_config.h"
+#include "serve/health.h"
 
-namespace gpuscope::cli {
+namespace gpuscope::serve {
 namespace {
 
 prom::Family SelfFamily(std::string name, std::string help, prom::FamilyType type) {
@@ -69,6 +69,17 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrape
   return out;
 }
 
+health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters) {
+  health::FamilyOptions options;
+  const prom::CounterEntry* entry = counters.Find("DCGM_EXP_XID_ERRORS_COUNT");
+  if (entry == nullptr) return options;
+  options.xid_count_window = true;
+  options.xid_count_type = entry->type == prom::CounterType::kCounter ? prom::FamilyType::kCounter
+                                                                      : prom::FamilyType::kGauge;
+  if (!entry->help.empty()) options.xid_count_help = entry->help;
+  return options;
+}
+
 struct Exporter::State {
   ExporterOptions options;
   std::unique_ptr<prom::Renderer> renderer;
@@ -97,8 +108,7 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
   auto snapshot = std::make_shared<Snapshot>(*published);
   if (!s.options.hostname.empty()) snapshot->system.hostname = s.options.hostname;
   const health::EventState events = s.events ? s.events() : health::EventState{};
-  health::ApplyEvents(events, *snapshot);
-  s.report = health::Evaluate(*snapshot, events, s.health_state, clock_(), s.options.health);
+  s.report = JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health);
   s.monitor.Update(*snapshot, window);
   s.snapshot = std::move(snapshot);
   bodies_.store(RenderLocked());
@@ -149,4 +159,4 @@ void Exporter::SetEventSource(EventSource source) {
   state_->events = std::move(source);
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::serve

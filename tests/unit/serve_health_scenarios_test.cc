@@ -1,6 +1,7 @@
 // End to end on the simulator: each sim/scenarios/health/*.yaml runs through
-// the real sampler (collect::Sampler) and the event thread, and Evaluate must
-// give the verdicts the scenario's description promises.
+// the real sampler (collect::Sampler), the event thread and the health step
+// of serve and `gpuscope health` (serve::JudgeCycle), which must give the
+// verdicts the scenario's description promises.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "health/events.h"
 #include "health/report.h"
 #include "health_test_util.h"
+#include "serve/health.h"
 #include "sim_fixture.h"
 
 namespace gpuscope::health {
@@ -81,15 +83,14 @@ TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
   EventMonitor::Options eo;
   eo.wait_timeout_ms = 50;
   eo.clock = [&now] { return now.load(); };
-  eo.on_xid = [&sampler](unsigned gpu, uint64_t xid) { sampler.RecordXid(gpu, xid); };
   auto monitor = EventMonitor::Start(library, eo);
   ASSERT_TRUE(monitor.ok()) << monitor.status().message();
 
   HealthState state;
   set_time(1);
   now = kBase + 1;
-  SnapshotPtr snap = sampler.SampleOnce(true);
-  HealthReport report = Evaluate(*snap, (*monitor)->State(), state, now);
+  Snapshot snap = *sampler.SampleOnce(true);
+  HealthReport report = serve::JudgeCycle(snap, (*monitor)->State(), state, now, {});
   EXPECT_EQ(report.verdict, Verdict::kOk) << FormatReport(report, {true});
 
   set_time(c.t1);
@@ -98,12 +99,12 @@ TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   ASSERT_TRUE(SawXids((*monitor)->State(), c.xids)) << "the expected XID events did not arrive";
-  snap = sampler.SampleOnce(true);
+  snap = *sampler.SampleOnce(true);
   if (c.resample) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    snap = sampler.SampleOnce(true);
+    snap = *sampler.SampleOnce(true);
   }
-  report = Evaluate(*snap, (*monitor)->State(), state, now);
+  report = serve::JudgeCycle(snap, (*monitor)->State(), state, now, {});
   const std::string text = FormatReport(report, {true});
 
   std::vector<bool> mentioned(report.gpus.size());
@@ -126,9 +127,9 @@ TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
   }
   // The XIDs reached the snapshot too (the exporter renders them from there).
   for (const XidSeen& x : c.xids) {
-    for (std::size_t i = 0; i < snap->gpus.size(); ++i) {
-      if (snap->gpus[i].index == x.gpu && !snap->gpus[i].gpu_instance_id) {
-        EXPECT_GE(snap->samples[i].xid_counts.count(x.xid), 1u) << "GPU " << x.gpu;
+    for (std::size_t i = 0; i < snap.gpus.size(); ++i) {
+      if (snap.gpus[i].index == x.gpu && !snap.gpus[i].gpu_instance_id) {
+        EXPECT_GE(snap.samples[i].xid_counts.count(x.xid), 1u) << "GPU " << x.gpu;
       }
     }
   }

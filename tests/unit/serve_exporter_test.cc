@@ -4,12 +4,12 @@
 
 #include <memory>
 
-#include "cli/serve_config.h"
-#include "cli/serve_exporter.h"
-#include "cli/serve_http.h"
 #include "cli_test_snapshot.h"
+#include "export/counters.h"
+#include "serve/endpoints.h"
+#include "serve/exporter.h"
 
-namespace gpuscope::cli {
+namespace gpuscope::serve {
 namespace {
 
 struct Fixture {
@@ -42,7 +42,7 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
   ExporterOptions options;
   options.hostname = "override-host";
   Fixture f(options);
-  f.Publish(testing::TwoGpuSnapshot());
+  f.Publish(cli::testing::TwoGpuSnapshot());
   const std::string text = f.Text();
   EXPECT_TRUE(Contains(text, "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-00000000-"));
   EXPECT_TRUE(Contains(text, "Hostname=\"override-host\""));
@@ -62,13 +62,13 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
 
 TEST(ServeExporter, BodiesAreSharedUntilTheNextCycle) {
   Fixture f;
-  f.Publish(testing::TwoGpuSnapshot());
+  f.Publish(cli::testing::TwoGpuSnapshot());
   auto first = f.exporter->Bodies();
   for (int i = 0; i < 5; ++i) f.exporter->CountScrape();
   // Scrapes only bump a counter: the same body is served until a cycle.
   EXPECT_EQ(f.exporter->Bodies(), first);
   EXPECT_EQ(f.exporter->scrapes(), 5u);
-  f.Publish(testing::TwoGpuSnapshot());
+  f.Publish(cli::testing::TwoGpuSnapshot());
   EXPECT_NE(f.exporter->Bodies(), first);
   EXPECT_TRUE(Contains(f.Text(), "gpuscope_scrapes_total 5\n"));
 }
@@ -77,7 +77,7 @@ TEST(ServeExporter, NativeOnlyDropsDcgmButKeepsSelfMetrics) {
   ExporterOptions options;
   options.render.metrics = prom::MetricSet::kNative;
   Fixture f(options);
-  f.Publish(testing::TwoGpuSnapshot());
+  f.Publish(cli::testing::TwoGpuSnapshot());
   EXPECT_FALSE(Contains(f.Text(), "DCGM_FI_"));
   EXPECT_TRUE(Contains(f.Text(), "gpuscope_nvml_up 1\n"));
 }
@@ -86,7 +86,7 @@ TEST(ServeExporter, HealthVerdicts) {
   ExporterOptions options;
   options.stale_after_s = 3;
   Fixture f(options);
-  Snapshot snap = testing::TwoGpuSnapshot();
+  Snapshot snap = cli::testing::TwoGpuSnapshot();
   snap.timestamp = f.now;
   f.Publish(snap);
   EXPECT_TRUE(f.exporter->Health().ok);
@@ -117,7 +117,7 @@ TEST(ServeExporter, FrozenClockRendersZeroDuration) {
   ExporterOptions options;
   options.frozen_clock = true;
   Fixture f(options);
-  Snapshot snap = testing::TwoGpuSnapshot();
+  Snapshot snap = cli::testing::TwoGpuSnapshot();
   snap.collect_seconds = 0.0123;
   f.Publish(snap);
   EXPECT_TRUE(Contains(f.Text(), "gpuscope_collect_duration_seconds 0\n"));
@@ -125,13 +125,25 @@ TEST(ServeExporter, FrozenClockRendersZeroDuration) {
 
 TEST(ServeExporter, SetCountersReRendersAtOnce) {
   Fixture f;
-  f.Publish(testing::TwoGpuSnapshot());
+  f.Publish(cli::testing::TwoGpuSnapshot());
   ASSERT_TRUE(Contains(f.Text(), "DCGM_FI_DEV_GPU_UTIL{"));
   auto counters = prom::ParseCounters("DCGM_FI_DEV_GPU_TEMP, gauge, temperature\n", "new.csv");
   ASSERT_TRUE(counters.ok()) << counters.status().message();
   f.exporter->SetCounters(*counters);
   EXPECT_FALSE(Contains(f.Text(), "DCGM_FI_DEV_GPU_UTIL{"));
   EXPECT_TRUE(Contains(f.Text(), "# HELP DCGM_FI_DEV_GPU_TEMP temperature\n"));
+}
+
+TEST(ServeExporter, XidWindowFamilyOnlyWhenTheCountersListIt) {
+  EXPECT_FALSE(XidFamilyOptions(prom::DefaultCounterSet()).xid_count_window);
+  auto counters = prom::ParseCounters(
+      "DCGM_FI_DEV_GPU_TEMP, gauge, temp\nDCGM_EXP_XID_ERRORS_COUNT, gauge, xids in window\n",
+      "file.csv");
+  ASSERT_TRUE(counters.ok()) << counters.status().message();
+  health::FamilyOptions xid = XidFamilyOptions(*counters);
+  EXPECT_TRUE(xid.xid_count_window);
+  EXPECT_EQ(xid.xid_count_type, prom::FamilyType::kGauge);
+  EXPECT_EQ(xid.xid_count_help, "xids in window");
 }
 
 TEST(ServeHttp, ChooseFormat) {
@@ -157,4 +169,4 @@ TEST(ServeHttp, IndexPageLinksAndEscapes) {
 }
 
 }  // namespace
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::serve

@@ -13,11 +13,11 @@
 #include <string>
 #include <string_view>
 
-#include "cli/serve_exporter.h"
 #include "export/writer.h"
 #include "http/server.h"
+#include "serve/exporter.h"
 
-namespace gpuscope::cli {
+namespace gpuscope::serve {
 
 // Chooses the format from an Accept header: OpenMetrics when a media range
 // application/openmetrics-text has q > 0 and at least the q of text/plain and
@@ -36,4 +36,4 @@ std::string IndexPage(const IndexInfo& info);
 // Registers /metrics, /health and / on `server` (before Start).
 void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info);
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::serve

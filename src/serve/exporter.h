@@ -1,7 +1,7 @@
 // The exporter core of `gpuscope serve`: once per sampler cycle (the publish
-// hook) it folds the event thread's XID counts into a copy of the snapshot,
-// evaluates health, updates the diagnosis monitor, builds the self-metrics and
-// renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
+// hook) it takes a copy of the snapshot, runs the health step on it (XIDs and
+// verdicts, JudgeCycle in health.h), updates the diagnosis monitor, builds the
+// self-metrics and renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
 // pre-rendered bodies (an atomic shared_ptr load) and never touch NVML.
 //
 // Self-metrics (rendered with every metrics set):
@@ -31,6 +31,7 @@
 
 #include "analysis/monitor.h"
 #include "collect/sampler.h"
+#include "export/counters.h"
 #include "export/render.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/window.h"
@@ -38,7 +39,7 @@
 #include "health/events.h"
 #include "health/families.h"
 
-namespace gpuscope::cli {
+namespace gpuscope::serve {
 
 struct ExporterOptions {
   prom::RenderOptions render;
@@ -59,6 +60,10 @@ struct HealthVerdict {
 // The self-metric families for a snapshot (pure; see the header comment).
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
                                        bool frozen_clock);
+
+// How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
+// counters file lists it, with the file's type and help.
+health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
 
 class Exporter {
  public:
@@ -98,4 +103,4 @@ class Exporter {
   const double stale_after_s_;
 };
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::serve

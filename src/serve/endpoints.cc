@@ -1,4 +1,4 @@
-#include "cli/serve_http.h"
+#include "serve/endpoints.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,7 +8,7 @@
 
 #include "export/render.h"
 
-namespace gpuscope::cli {
+namespace gpuscope::serve {
 namespace {
 
 std::string_view Trim(std::string_view s) {
@@ -118,4 +118,4 @@ void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info)
   });
 }
 
-}  // namespace gpuscope::cli
+}  // namespace gpuscope::serve

@@ -1,0 +1,97 @@
+#include "serve/agent.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "serve/endpoints.h"
+
+namespace gpuscope::serve {
+namespace {
+
+ExporterOptions MakeExporterOptions(const AgentOptions& a) {
+  ExporterOptions o;
+  o.render = a.render;
+  o.health = a.health;
+  o.health_families = XidFamilyOptions(a.render.counters);
+  o.monitor = a.monitor;
+  o.hostname = a.hostname;
+  o.stale_after_s = a.stale_after_s;
+  o.frozen_clock = a.frozen_time.has_value();
+  return o;
+}
+
+std::string MetricSetName(prom::MetricSet set) {
+  switch (set) {
+    case prom::MetricSet::kBoth:
+      return "both";
+    case prom::MetricSet::kDcgm:
+      return "dcgm";
+    default:
+      return "native";
+  }
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options)
+    : options_(std::move(options)),
+      clock_(options_.frozen_time ? collect::Clock([t = *options_.frozen_time] { return t; })
+                                  : collect::Clock(collect::SystemClock)) {
+  exporter_ = std::make_unique<Exporter>(MakeExporterOptions(options_), clock_);
+  sampler_ = std::make_unique<collect::Sampler>(options_.sampler, clock_);
+  sampler_->OnPublish(
+      [this](const SnapshotPtr& snapshot) { exporter_->OnSnapshot(snapshot, sampler_->window()); });
+  server_ = std::make_unique<http::Server>(options_.server);
+}
+
+Agent::~Agent() { Stop(); }
+
+Status Agent::Start() {
+  Status opened = sampler_->Open();
+  if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
+  Poll();
+  SnapshotPtr first = sampler_->SampleOnce();
+  RegisterEndpoints(*server_, *exporter_,
+                    {GPUSCOPE_VERSION, options_.source, first->gpus.size(),
+                     MetricSetName(options_.render.metrics)});
+  GPUSCOPE_RETURN_IF_ERROR(server_->Start());
+  sampler_->Start();
+  spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",
+               GPUSCOPE_VERSION, options_.server.listen_address, server_->port(),
+               server_->tls_enabled() ? ", TLS" : "", first->gpus.size(), options_.source,
+               options_.frozen_time ? ", clock frozen" : "");
+  return Status::Ok();
+}
+
+void Agent::Poll() {
+  if (events_tried_) return;
+  std::shared_ptr<const nvml::Library> library = sampler_->library();
+  if (!library) return;
+  events_tried_ = true;
+  health::EventMonitor::Options options;
+  options.xid_window_seconds = options_.xid_window_s;
+  options.clock = clock_;
+  auto monitor = health::EventMonitor::Start(*library, options);
+  if (!monitor.ok()) {
+    spdlog::info("XID/ECC events not watched: {}", monitor.status().message());
+    return;
+  }
+  events_library_ = std::move(library);
+  events_ = std::move(*monitor);
+  exporter_->SetEventSource([monitor = events_.get()] { return monitor->State(); });
+}
+
+void Agent::SetCounters(prom::CounterSet counters) { exporter_->SetCounters(std::move(counters)); }
+
+Status Agent::ReloadWebConfig() { return server_->Reload(); }
+
+void Agent::Stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  server_->Stop();
+  if (events_) events_->Stop();
+  sampler_->Stop();
+}
+
+}  // namespace gpuscope::serve

@@ -1,0 +1,87 @@
+// The serve assembly: everything `gpuscope serve` runs, wired in one place.
+// An Agent owns the background sampler (collect), whose publish hook feeds the
+// Exporter (exporter.h: health step, diagnosis monitor, self-metrics,
+// pre-rendered bodies), the XID event thread (health) and the HTTP server
+// (http) with the endpoints of endpoints.h. The CLI (src/cli/serve.cc)
+// resolves settings and files into AgentOptions, starts an Agent and turns
+// signals into Poll, SetCounters, ReloadWebConfig and Stop.
+//
+// NVML missing or down at Start is not fatal: the sampler retries, /health
+// answers 503 with the reason meanwhile, and Poll starts the event thread
+// once a library is open. Start fails only for the server (address in use,
+// bad web-config).
+//
+// Thread safety: Start, Poll, SetCounters, ReloadWebConfig and Stop are
+// called from one thread (the CLI's main thread); the sampler, event and
+// server threads only reach the Exporter, which is thread-safe.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "analysis/monitor.h"
+#include "collect/sampler.h"
+#include "export/counters.h"
+#include "export/render.h"
+#include "gpuscope/status.h"
+#include "health/checks.h"
+#include "health/events.h"
+#include "http/server.h"
+#include "nvml/library.h"
+#include "serve/exporter.h"
+
+namespace gpuscope::serve {
+
+struct AgentOptions {
+  collect::SamplerOptions sampler;  // nvml_path: the library to open
+  prom::RenderOptions render;       // with the counters set to serve
+  http::ServerOptions server;
+  health::HealthOptions health;
+  analysis::MonitorOptions monitor;
+  std::string hostname;       // replaces the snapshot's host name when not empty
+  double stale_after_s = 3;   // /health turns 503 past this cycle age
+  double xid_window_s = 300;  // the event thread's XID window
+  std::string source;         // what is watched, for logs and the index page
+  // Freezes the clock at this unix time (the simulator's frozen time), so
+  // /metrics is byte-identical across runs; durations render as 0.
+  std::optional<double> frozen_time;
+};
+
+class Agent {
+ public:
+  explicit Agent(AgentOptions options);
+  ~Agent();  // Stop()
+  Agent(const Agent&) = delete;
+  Agent& operator=(const Agent&) = delete;
+
+  // Opens NVML (retrying later when it fails), starts the event thread, runs
+  // the first cycle, then starts the HTTP server and the sampler's loop.
+  Status Start();
+  // Starts the event thread once NVML is open, if it has not started yet.
+  void Poll();
+  // SIGHUP: serve this counters set from now on.
+  void SetCounters(prom::CounterSet counters);
+  // SIGHUP: re-reads the web-config file; on error the old one stays.
+  Status ReloadWebConfig();
+  // Stops the server, the event thread and the sampler; idempotent.
+  void Stop();
+
+  const Exporter& exporter() const { return *exporter_; }
+  uint16_t port() const { return server_->port(); }
+
+ private:
+  AgentOptions options_;
+  collect::Clock clock_;
+  // Destroyed in reverse: the event thread, then the server, then the sampler
+  // (whose hook uses the exporter), then the exporter.
+  std::unique_ptr<Exporter> exporter_;
+  std::unique_ptr<collect::Sampler> sampler_;
+  std::unique_ptr<http::Server> server_;
+  std::shared_ptr<const nvml::Library> events_library_;  // outlives events_
+  std::unique_ptr<health::EventMonitor> events_;
+  bool events_tried_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace gpuscope::serve

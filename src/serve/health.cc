@@ -1,0 +1,49 @@
+#include "serve/health.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "health/families.h"
+
+namespace gpuscope::serve {
+
+health::HealthReport JudgeCycle(Snapshot& snapshot, const health::EventState& events,
+                                health::HealthState& state, double now,
+                                const health::HealthOptions& options) {
+  health::ApplyEvents(events, snapshot);
+  return health::Evaluate(snapshot, events, state, now, options);
+}
+
+health::HealthReport RunHealthOnce(const HealthRunOptions& options) {
+  collect::Sampler sampler(options.sampler);
+  const Status opened = sampler.Open();
+  std::unique_ptr<health::EventMonitor> monitor;
+  if (opened.ok()) {
+    health::EventMonitor::Options eo;
+    eo.xid_window_seconds = options.health.xid_window_seconds;
+    auto started = health::EventMonitor::Start(sampler.library(), eo);
+    if (started.ok()) {
+      monitor = std::move(*started);
+    } else {
+      spdlog::info("health: running without XID events: {}", started.status().message());
+    }
+  }
+  health::HealthState state;
+  auto judge = [&] {
+    Snapshot snapshot = *sampler.SampleOnce(true);
+    const health::EventState events = monitor ? monitor->State() : health::EventState{};
+    return JudgeCycle(snapshot, events, state, collect::SystemClock(), options.health);
+  };
+  health::HealthReport report = judge();
+  if (opened.ok() && options.watch_seconds > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(options.watch_seconds));
+    report = judge();
+  }
+  if (monitor) monitor->Stop();
+  return report;
+}
+
+}  // namespace gpuscope::serve

@@ -1,0 +1,41 @@
+// The health step of a sampling cycle, one path for both ways health runs:
+//
+// - `gpuscope serve`: the Exporter (exporter.h) calls JudgeCycle from the
+//   sampler's publish hook on a copy of each snapshot, then renders it.
+// - `gpuscope health` (one shot): RunHealthOnce opens NVML through a
+//   collect::Sampler, starts the event thread, samples every GPU (all tiers),
+//   optionally watches for watch_seconds and samples again (rates such as PCIe
+//   replays per minute need two samples at least rate_min_span_seconds
+//   apart), and judges with JudgeCycle.
+//
+// XIDs reach a snapshot only here: JudgeCycle folds the event thread's state
+// into it with health::ApplyEvents (the sampler knows nothing of events).
+//
+// Thread safety: JudgeCycle is reentrant but one HealthState must not be used
+// by two threads at once; RunHealthOnce is reentrant.
+#pragma once
+
+#include "collect/sampler.h"
+#include "gpuscope/snapshot.h"
+#include "health/checks.h"
+#include "health/events.h"
+
+namespace gpuscope::serve {
+
+// Sets the event thread's XID counts on `snapshot` (xid_counts, kXidLast) and
+// judges it at `now`, keeping rates in `state`.
+health::HealthReport JudgeCycle(Snapshot& snapshot, const health::EventState& events,
+                                health::HealthState& state, double now,
+                                const health::HealthOptions& options);
+
+struct HealthRunOptions {
+  collect::SamplerOptions sampler;  // nvml_path, device selection, ...
+  double watch_seconds = 0;         // 0: one sample; else sample again after this long
+  health::HealthOptions health;
+};
+
+// Always returns a report: without NVML it has nvml_up = false and verdict
+// kFail (health::ExitCode gives 2).
+health::HealthReport RunHealthOnce(const HealthRunOptions& options);
+
+}  // namespace gpuscope::serve
