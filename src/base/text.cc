@@ -1,0 +1,93 @@
+#include "base/text.h"
+
+#include <cstdint>
+
+namespace gpuscope::base {
+namespace {
+
+bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+}  // namespace
+
+// RFC 3629: no overlong forms, no surrogates, at most U+10FFFF.
+std::size_t Utf8SequenceLength(std::string_view text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<uint8_t>(text[k]); };
+  const uint8_t lead = byte(i);
+  if (lead < 0x80) return 1;
+  std::size_t length = 0;
+  uint8_t low = 0x80, high = 0xbf;  // allowed range of the second byte
+  if (lead >= 0xc2 && lead <= 0xdf) {
+    length = 2;
+  } else if (lead >= 0xe0 && lead <= 0xef) {
+    length = 3;
+    if (lead == 0xe0) low = 0xa0;   // overlong
+    if (lead == 0xed) high = 0x9f;  // surrogates
+  } else if (lead >= 0xf0 && lead <= 0xf4) {
+    length = 4;
+    if (lead == 0xf0) low = 0x90;   // overlong
+    if (lead == 0xf4) high = 0x8f;  // above U+10FFFF
+  } else {
+    return 0;
+  }
+  if (i + length > text.size()) return 0;
+  if (byte(i + 1) < low || byte(i + 1) > high) return 0;
+  for (std::size_t k = 2; k < length; ++k) {
+    if (byte(i + k) < 0x80 || byte(i + k) > 0xbf) return 0;
+  }
+  return length;
+}
+
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const std::size_t length = Utf8SequenceLength(text, i);
+    if (length == 0) return i;
+    i += length;
+  }
+  return std::nullopt;
+}
+
+std::optional<std::size_t> FindControlChar(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (IsControl(c) && c != '\t') return i;
+  }
+  return std::nullopt;
+}
+
+std::string Excerpt(std::string_view text, std::size_t max_chars) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  const std::size_t shown = text.size() < max_chars ? text.size() : max_chars;
+  for (std::size_t i = 0; i < shown; ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  if (shown < text.size()) out += "...";
+  return out;
+}
+
+std::string TextProblem(std::string_view text) {
+  if (std::optional<std::size_t> bad = FindInvalidUtf8(text)) {
+    return "is not valid UTF-8 (byte " + std::to_string(*bad + 1) + ")";
+  }
+  if (std::optional<std::size_t> bad = FindControlChar(text)) {
+    return "has a control character (byte " + std::to_string(*bad + 1) + ")";
+  }
+  return "";
+}
+
+}  // namespace gpuscope::base

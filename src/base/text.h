@@ -1,0 +1,36 @@
+// Text checks for input that reaches the exposition or an error message:
+// UTF-8 validation, control characters, and a short escaped excerpt of
+// untrusted input for messages (never echo raw bytes back).
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuscope::base {
+
+// The byte offset of the first byte that is not part of valid UTF-8 (no
+// overlong forms, no surrogates, nothing above U+10FFFF); nullopt when valid.
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text);
+
+// The length of the valid UTF-8 sequence starting at text[i] (1-4), or 0 when
+// the bytes there are not valid UTF-8. `i` must be < text.size().
+std::size_t Utf8SequenceLength(std::string_view text, std::size_t i);
+
+// The offset of the first ASCII control character (0x00-0x1f, 0x7f) other
+// than tab; nullopt when none.
+std::optional<std::size_t> FindControlChar(std::string_view text);
+
+// At most `max_chars` characters of `text` for a message: printable ASCII is
+// kept, `"`, `\` and every other byte are escaped (\n, \t, \xNN), and "..."
+// marks a cut. Always valid UTF-8 and free of control characters.
+std::string Excerpt(std::string_view text, std::size_t max_chars = 64);
+
+// What is wrong with text that will be written into the exposition (help
+// text, label values): "" when it is valid UTF-8 without control characters.
+std::string TextProblem(std::string_view text);
+
+}  // namespace gpuscope::base

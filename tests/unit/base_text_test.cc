@@ -1,0 +1,45 @@
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "base/text.h"
+
+namespace gpuscope::base {
+namespace {
+
+TEST(Text, Utf8Validation) {
+  EXPECT_EQ(FindInvalidUtf8("plain ascii"), std::nullopt);
+  EXPECT_EQ(FindInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), std::nullopt);
+  EXPECT_EQ(FindInvalidUtf8("caf\xe9"), 3u);                     // Latin-1
+  EXPECT_EQ(FindInvalidUtf8("\xc0\xaf"), 0u);                    // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("\xe0\x80\xaf"), 0u);                // overlong, 3 bytes
+  EXPECT_EQ(FindInvalidUtf8("ab\xed\xa0\x80"), 2u);              // surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xf4\x90\x80\x80"), 0u);            // above U+10FFFF
+  EXPECT_EQ(FindInvalidUtf8("x\xe2\x82"), 1u);                   // cut short
+  EXPECT_EQ(FindInvalidUtf8("\x80"), 0u);                        // lone continuation
+  EXPECT_EQ(FindInvalidUtf8("\xf4\x8f\xbf\xbf"), std::nullopt);  // U+10FFFF
+}
+
+TEST(Text, ControlCharacters) {
+  EXPECT_EQ(FindControlChar("tab\tis fine"), std::nullopt);
+  EXPECT_EQ(FindControlChar(std::string("a\0b", 3)), 1u);
+  EXPECT_EQ(FindControlChar("line\nbreak"), 4u);
+  EXPECT_EQ(FindControlChar("del\x7f"), 3u);
+  EXPECT_EQ(TextProblem("fine \xc3\xa9"), "");
+  EXPECT_EQ(TextProblem("caf\xe9"), "is not valid UTF-8 (byte 4)");
+  EXPECT_EQ(TextProblem(std::string("a\0", 2)), "has a control character (byte 2)");
+}
+
+TEST(Text, ExcerptIsShortEscapedAndPrintable) {
+  EXPECT_EQ(Excerpt("DCGM_FI_DEV_GPU_TEMP"), "DCGM_FI_DEV_GPU_TEMP");
+  EXPECT_EQ(Excerpt(std::string("a\0\"\\\n\t\xff", 7)), "a\\x00\\\"\\\\\\n\\t\\xff");
+  const std::string long_name(1 << 20, 'A');
+  EXPECT_EQ(Excerpt(long_name), std::string(64, 'A') + "...");
+  EXPECT_EQ(Excerpt("abcdef", 3), "abc...");
+  const std::string binary = Excerpt(std::string("\x01\x02\x80\xfe", 4));
+  EXPECT_EQ(FindInvalidUtf8(binary), std::nullopt);
+  EXPECT_EQ(FindControlChar(binary), std::nullopt);
+}
+
+}  // namespace
+}  // namespace gpuscope::base
