@@ -7,11 +7,10 @@
 #include <cmath>
 #include <cstdlib>
 #include <ctime>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 
+#include "base/config_file.h"
 #include "cli/serve_config.h"
 #include "cli/settings.h"
 #include "serve/agent.h"
@@ -25,11 +24,9 @@ Result<Settings> LoadSettings(const std::vector<std::string>& args) {
   const std::string path = ConfigPath(args, Env);
   std::string yaml;
   if (!path.empty()) {
-    std::ifstream in(path);
-    if (!in) return Status::NotFound("cannot read the configuration file " + path);
-    std::ostringstream text;
-    text << in.rdbuf();
-    yaml = text.str();
+    Result<std::string> text = base::ReadConfigFile(path, "configuration file");
+    if (!text.ok()) return text.status();
+    yaml = std::move(*text);
   }
   return ResolveSettings(kServeSettings, args, Env, yaml, path);
 }
@@ -161,7 +158,7 @@ std::string ServeUsage() {
       "file of --config, then defaults.\n\n";
   for (const SettingDef& def : kServeSettings) {
     std::string flags = (def.short_flag.empty() ? "    " : std::string(def.short_flag) + ", ") +
-                        "--" + std::string(def.key) + (def.is_switch ? "" : " VALUE");
+                        "--" + std::string(def.key) + (def.is_switch() ? "" : " VALUE");
     text += "  " + flags + "\n      " + std::string(def.help) + "\n      env " +
             std::string(def.env) +
             (def.default_value.empty() ? "" : ", default " + std::string(def.default_value)) + "\n";
@@ -178,20 +175,41 @@ std::string ConfigurationDoc() {
          "a `GPUSCOPE_*`\nenvironment variable and a key in the optional YAML file given with "
          "`--config`. Flags win over\nthe environment, which wins over the file, which wins "
          "over the defaults. Durations accept\n`250ms`, `10s`, `5m`, `1h` or bare "
-         "milliseconds.\n\n" +
+         "milliseconds. Every value is checked against its range below at start (NaN,\n"
+         "infinities and out-of-range numbers are errors naming the setting and where it "
+         "came from).\n\n" +
          SettingsMarkdown(kServeSettings) +
          "\n## Example file\n\n```yaml\naddress: \":9400\"\ncollect-interval: 1s\n"
          "collectors: /etc/dcgm-exporter/default-counters.csv\nmetrics: both\n"
          "web-config-file: /etc/gpuscope/web-config.yml\n```\n\n"
+         "## Configuration files fail closed\n\n"
+         "`--config`, `-f` and `--web-config-file` must name a regular, non-empty UTF-8 file "
+         "(at most 4 MiB).\nA directory, a FIFO or device, an empty or blank file, an "
+         "unreadable file or bytes that are not\nUTF-8 stop `gpuscope serve` at start with "
+         "an error naming the file; a web-config without any\nsetting and a counters file "
+         "that lists no field are errors too, so a mistake never serves plain\nHTTP without "
+         "authentication or silently drops the DCGM families.\n\n"
          "## Signals\n\n"
          "- `SIGHUP` re-reads the counters file (`-f`) and the web-config file without closing "
-         "the listening\n  socket; a bad new file keeps the previous one and logs the error.\n"
+         "the listening\n  socket; a bad new file (including one swapped for a directory or an "
+         "empty file) keeps the\n  previous one and logs the error.\n"
          "- `SIGTERM` and `SIGINT` stop serving and exit with status 0.\n\n"
+         "## Endpoints\n\n"
+         "- `/metrics`: the exposition (0.0.4 text, or OpenMetrics when asked for).\n"
+         "- `/health`: 200 `OK` while at least one GPU has fresh data, 503 with the reason "
+         "otherwise: no\n  cycle yet, NVML down, the last cycle older than `stale-after`, or "
+         "no GPU read within\n  `stale-after` (every GPU hung, lost or none watched). One hung "
+         "or lost GPU among others keeps\n  200; `gpuscope_collector_up` and "
+         "`gpuscope_collector_stale` say which.\n"
+         "- `/ready`: the same verdict as `/health`, answered `ready` or `not ready` with no "
+         "detail, and\n  without basic auth, for probes that cannot send credentials (a "
+         "kubelet `httpGet`). TLS still\n  applies: a probe uses `scheme: HTTPS` (kubelet does "
+         "not verify the certificate); with\n  `client_auth_type` requiring client "
+         "certificates a kubelet cannot connect at all, so use a\n  `tcpSocket` probe there. "
+         "deploy/k8s/daemonset.yaml probes `/ready`.\n\n"
          "## Notes\n\n"
          "- `gpuscope_scrapes_total` is counted per scrape and published with the next "
          "sampling cycle, so\n  a scrape stays a copy of a pre-rendered body.\n"
-         "- `/health` answers 200 `OK` while sampling is fresh, 503 with the reason otherwise "
-         "(NVML down,\n  last cycle older than `stale-after`, every GPU lost).\n"
          "- On the simulator, `GPUSCOPE_SIM_FROZEN_TIME=<seconds>` freezes the simulator and "
          "serve's clock,\n  which makes `/metrics` byte-identical across runs (golden "
          "tests).\n";

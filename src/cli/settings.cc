@@ -3,53 +3,123 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
+#include <optional>
+
+#include "base/text.h"
 
 namespace gpuscope::cli {
 
 // clang-format off
+using enum SettingType;
+
+// Ranges: durations in seconds. -c reaches 24 h for dcgm-exporter habits
+// (-c 30000) and hour-long polls; the window is bounded by memory.
 const std::vector<SettingDef> kServeSettings = {
-  {"config", "", "GPUSCOPE_CONFIG", "", false, "YAML file with any of these settings (keys as below)."},
-  {"address", "-a", "GPUSCOPE_ADDRESS", ":9400", false, "Listen address: ':9400', 'host:port', '[::1]:9400'."},
-  {"collect-interval", "-c", "GPUSCOPE_COLLECT_INTERVAL", "1000", false,
-   "Fast sampling interval in ms (utilization, memory, power, clocks, temperature, GPM); 100 at least."},
-  {"slow-interval", "", "GPUSCOPE_SLOW_INTERVAL", "10s", false,
+  {"config", "", "GPUSCOPE_CONFIG", "", kText, 0, 0,
+   "YAML file with any of these settings (keys as below)."},
+  {"address", "-a", "GPUSCOPE_ADDRESS", ":9400", kText, 0, 0,
+   "Listen address: ':9400', 'host:port', '[::1]:9400'."},
+  {"collect-interval", "-c", "GPUSCOPE_COLLECT_INTERVAL", "1000", kDuration, 0.1, 86400,
+   "Fast sampling interval, bare numbers in ms (utilization, memory, power, clocks, temperature, GPM)."},
+  {"slow-interval", "", "GPUSCOPE_SLOW_INTERVAL", "10s", kDuration, 0.1, 86400,
    "Slow sampling interval (ECC, retired pages, remapped rows, limits, NVLink errors, processes)."},
-  {"pcie-interval", "", "GPUSCOPE_PCIE_INTERVAL", "5s", false,
+  {"pcie-interval", "", "GPUSCOPE_PCIE_INTERVAL", "5s", kDuration, 0.1, 86400,
    "PCIe throughput interval (a slow NVML call; GPUs with GPM use GPM instead)."},
-  {"window", "", "GPUSCOPE_WINDOW", "10m", false, "Trailing window of samples kept in memory for analysis and peaks."},
-  {"collectors", "-f", "GPUSCOPE_COLLECTORS", "", false,
+  {"window", "", "GPUSCOPE_WINDOW", "10m", kDuration, 1, 86400,
+   "Trailing window of samples kept in memory for analysis and peaks."},
+  {"collectors", "-f", "GPUSCOPE_COLLECTORS", "", kText, 0, 0,
    "dcgm-exporter counters CSV; empty: dcgm-exporter's default counters."},
-  {"metrics", "", "GPUSCOPE_METRICS", "both", false, "Families to export: dcgm, native or both."},
-  {"no-hostname", "-n", "GPUSCOPE_NO_HOSTNAME", "false", true, "Omit the Hostname label (dcgm-exporter -n)."},
-  {"hostname", "", "GPUSCOPE_HOSTNAME", "", false,
+  {"metrics", "", "GPUSCOPE_METRICS", "both", kText, 0, 0,
+   "Families to export: dcgm, native or both."},
+  {"no-hostname", "-n", "GPUSCOPE_NO_HOSTNAME", "false", kSwitch, 0, 0,
+   "Omit the Hostname label (dcgm-exporter -n)."},
+  {"hostname", "", "GPUSCOPE_HOSTNAME", "", kText, 0, 0,
    "Value of the hostname label; empty: the machine's host name (in Kubernetes, the node name)."},
-  {"hostname-label", "", "GPUSCOPE_HOSTNAME_LABEL", "Hostname", false,
+  {"hostname-label", "", "GPUSCOPE_HOSTNAME_LABEL", "Hostname", kText, 0, 0,
    "Name of the hostname label: Hostname, or hostname as dcgm-exporter after 4.8."},
-  {"devices", "-d", "GPUSCOPE_DEVICES", "f", false,
+  {"devices", "-d", "GPUSCOPE_DEVICES", "f", kText, 0, 0,
    "Devices to watch: f (all), g[:ids] (GPUs), i[:ids] (MIG instances), as dcgm-exporter -d."},
-  {"web-config-file", "", "GPUSCOPE_WEB_CONFIG_FILE", "", false,
+  {"web-config-file", "", "GPUSCOPE_WEB_CONFIG_FILE", "", kText, 0, 0,
    "exporter-toolkit web-config YAML: TLS, client certificates, basic auth."},
-  {"xid-count-window-size", "-x", "GPUSCOPE_XID_COUNT_WINDOW_SIZE", "300000", false,
+  {"xid-count-window-size", "-x", "GPUSCOPE_XID_COUNT_WINDOW_SIZE", "300000", kInteger, 1000, 86400000,
    "Window of DCGM_EXP_XID_ERRORS_COUNT in ms."},
-  {"max-connections", "", "GPUSCOPE_MAX_CONNECTIONS", "40", false, "Concurrent HTTP connections served."},
-  {"request-timeout", "", "GPUSCOPE_REQUEST_TIMEOUT", "10s", false, "Idle HTTP connection timeout."},
-  {"stale-after", "", "GPUSCOPE_STALE_AFTER", "0", false,
-   "Age after which /health reports sampling as stale; 0: three fast intervals, at least 3 s."},
-  {"gpu-hour-price", "", "GPUSCOPE_GPU_HOUR_PRICE", "0", false,
+  {"max-connections", "", "GPUSCOPE_MAX_CONNECTIONS", "40", kInteger, 1, 100000,
+   "Concurrent HTTP connections served."},
+  {"request-timeout", "", "GPUSCOPE_REQUEST_TIMEOUT", "10s", kDuration, 1, 3600,
+   "Idle HTTP connection timeout."},
+  {"stale-after", "", "GPUSCOPE_STALE_AFTER", "0", kDuration, 0, 86400,
+   "Age after which a GPU's data counts as stale for /health; 0: three fast intervals, at least 3 s."},
+  {"gpu-hour-price", "", "GPUSCOPE_GPU_HOUR_PRICE", "0", kNumber, 0, 1e6,
    "Price of one GPU-hour; when set, gpuscope_wasted_cost_total counts idle-held cost."},
-  {"kubernetes", "-k", "GPUSCOPE_KUBERNETES", "false", true, "Accepted for dcgm-exporter compatibility; pod labels come later."},
-  {"kubernetes-gpu-id-type", "", "GPUSCOPE_KUBERNETES_GPU_ID_TYPE", "uid", false,
+  {"kubernetes", "-k", "GPUSCOPE_KUBERNETES", "false", kSwitch, 0, 0,
+   "Accepted for dcgm-exporter compatibility; pod labels come later."},
+  {"kubernetes-gpu-id-type", "", "GPUSCOPE_KUBERNETES_GPU_ID_TYPE", "uid", kText, 0, 0,
    "How kubelet names GPUs: uid or device-name (dcgm-exporter compatibility)."},
-  {"nvml-lib", "", "GPUSCOPE_NVML_LIB", "libnvidia-ml.so.1", false, "NVML library to load."},
-  {"simulate", "", "GPUSCOPE_SIMULATE", "", false, "Run on the NVML simulator with this scenario (name or path)."},
-  {"log-level", "", "GPUSCOPE_LOG_LEVEL", "info", false, "debug, info, warn or error."},
+  {"nvml-lib", "", "GPUSCOPE_NVML_LIB", "libnvidia-ml.so.1", kText, 0, 0,
+   "NVML library to load."},
+  {"simulate", "", "GPUSCOPE_SIMULATE", "", kText, 0, 0,
+   "Run on the NVML simulator with this scenario (name or path)."},
+  {"log-level", "", "GPUSCOPE_LOG_LEVEL", "info", kText, 0, 0,
+   "debug, info, warn or error."},
 };
 // clang-format on
 
 namespace {
 
 const std::string kEmpty;
+
+// A finite number filling all of `text` (from_chars also takes "nan", "inf").
+std::optional<double> FiniteNumber(std::string_view text, std::string_view* unit = nullptr) {
+  double out = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  if (ec != std::errc() || end == text.data() || !std::isfinite(out)) return std::nullopt;
+  const std::string_view rest(end, static_cast<std::size_t>(text.data() + text.size() - end));
+  if (unit != nullptr) {
+    *unit = rest;
+  } else if (!rest.empty()) {
+    return std::nullopt;
+  }
+  return out;
+}
+
+std::string Quoted(std::string_view value) { return "'" + base::Excerpt(value) + "'"; }
+
+// "100ms", "3s", "10m", "24h": the shortest exact unit, for the docs.
+std::string DurationText(double seconds) {
+  auto whole = [](double v) { return std::fabs(v - std::round(v)) < 1e-9; };
+  auto text = [](double v) { return std::to_string(std::llround(v)); };
+  if (seconds == 0) return "0";
+  if (seconds < 1 || !whole(seconds)) return text(seconds * 1000) + "ms";
+  if (whole(seconds / 3600)) return text(seconds / 3600) + "h";
+  if (whole(seconds / 60)) return text(seconds / 60) + "m";
+  return text(seconds) + "s";
+}
+
+std::string NumberText(double value) {
+  if (value == std::trunc(value) && std::fabs(value) < 1e15)
+    return std::to_string(std::llround(value));
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, end);
+}
+
+// The value of a numeric row in its range unit (seconds for durations).
+Result<double> NumericValue(const SettingDef& def, std::string_view value) {
+  if (def.type == SettingType::kDuration) return ParseDuration(value);
+  if (def.type == SettingType::kInteger) {
+    long long whole = 0;  // the same syntax Settings::Integer reads
+    auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), whole);
+    if (ec != std::errc() || end != value.data() + value.size() || value.empty()) {
+      return Status::InvalidArgument("is not a whole number");
+    }
+    return static_cast<double>(whole);
+  }
+  std::optional<double> number = FiniteNumber(value);
+  if (!number) return Status::InvalidArgument("is not a finite number");
+  return *number;
+}
 
 const SettingDef* FindDef(const std::vector<SettingDef>& table, std::string_view flag) {
   for (const SettingDef& def : table) {
@@ -74,7 +144,7 @@ Status ApplyArgs(const std::vector<SettingDef>& table, std::span<const std::stri
     }
     const SettingDef* def = FindDef(table, flag);
     if (def == nullptr) return Status::InvalidArgument("unknown option " + args[i]);
-    if (def->is_switch) {
+    if (def->is_switch()) {
       value = has_value ? value : "true";
     } else if (!has_value) {
       if (i + 1 >= args.size()) return Status::InvalidArgument("option " + flag + " needs a value");
@@ -99,15 +169,15 @@ Status ApplyYaml(const std::vector<SettingDef>& table, std::string_view text, st
   if (root.IsNull()) return Status::Ok();
   if (!root.IsMap()) return Status::InvalidArgument(std::string(name) + ":1: expected a mapping");
   for (const auto& item : root) {
-    const std::string key = item.first.as<std::string>();
     const std::string where = std::string(name) + ":" + std::to_string(item.first.Mark().line + 1);
+    const std::string key = item.first.IsScalar() ? item.first.Scalar() : "";
     if (FindDef(table, "--" + key) == nullptr) {
-      return Status::InvalidArgument(where + ": unknown setting '" + key + "'");
+      return Status::InvalidArgument(where + ": unknown setting " + Quoted(key));
     }
     if (!item.second.IsScalar()) {
       return Status::InvalidArgument(where + ": '" + key + "' must be a single value");
     }
-    out.Set(key, item.second.as<std::string>());
+    out.Set(key, item.second.Scalar());
     out.SetOrigin(key, "file");
   }
   return Status::Ok();
@@ -135,35 +205,28 @@ Result<long> Settings::Integer(std::string_view key) const {
   long out = 0;
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || end != v.data() + v.size()) {
-    return Status::InvalidArgument(std::string(key) + ": '" + v + "' is not an integer");
+    return Status::InvalidArgument(std::string(key) + ": " + Quoted(v) + " is not an integer");
   }
   return out;
 }
 
 Result<double> Settings::Number(std::string_view key) const {
   const std::string& v = Get(key);
-  double out = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
-  if (ec != std::errc() || end != v.data() + v.size()) {
-    return Status::InvalidArgument(std::string(key) + ": '" + v + "' is not a number");
+  std::optional<double> out = FiniteNumber(v);
+  if (!out) {
+    return Status::InvalidArgument(std::string(key) + ": " + Quoted(v) + " is not a finite number");
   }
-  return out;
+  return *out;
 }
 
 Result<double> Settings::Seconds(std::string_view key) const {
   const std::string& v = Get(key);
-  double number = 0;
-  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), number);
-  const std::string_view unit(end, v.data() + v.size() - end);
-  if (ec != std::errc() || number < 0) {
-    return Status::InvalidArgument(std::string(key) + ": '" + v + "' is not a duration");
+  Result<double> out = ParseDuration(v);
+  if (!out.ok()) {
+    return Status::InvalidArgument(std::string(key) + ": " + Quoted(v) + " " +
+                                   out.status().message());
   }
-  if (unit.empty() || unit == "ms") return number / 1000;
-  if (unit == "s") return number;
-  if (unit == "m") return number * 60;
-  if (unit == "h") return number * 3600;
-  return Status::InvalidArgument(std::string(key) + ": '" + v +
-                                 "' is not a duration (use ms, s, m or h)");
+  return out;
 }
 
 std::string ConfigPath(std::span<const std::string> args, const EnvLookup& env) {
@@ -173,6 +236,57 @@ std::string ConfigPath(std::span<const std::string> args, const EnvLookup& env) 
   }
   const char* from_env = env("GPUSCOPE_CONFIG");
   return from_env ? from_env : "";
+}
+
+Result<double> ParseDuration(std::string_view text) {
+  std::string_view unit;
+  std::optional<double> number = FiniteNumber(text, &unit);
+  if (!number) return Status::InvalidArgument("is not a finite duration");
+  if (*number < 0) return Status::InvalidArgument("is negative");
+  if (unit.empty() || unit == "ms") return *number / 1000;
+  if (unit == "s") return *number;
+  if (unit == "m") return *number * 60;
+  if (unit == "h") return *number * 3600;
+  return Status::InvalidArgument("is not a duration (use ms, s, m or h)");
+}
+
+std::string RangeText(const SettingDef& def) {
+  switch (def.type) {
+    case SettingType::kDuration:
+      return DurationText(def.min) + ".." + DurationText(def.max);
+    case SettingType::kInteger:
+    case SettingType::kNumber:
+      return NumberText(def.min) + ".." + NumberText(def.max);
+    case SettingType::kSwitch:
+      return "true, false";
+    case SettingType::kText:
+      break;
+  }
+  return "";
+}
+
+Status CheckSetting(const SettingDef& def, std::string_view value) {
+  const std::string key(def.key);
+  if (def.type == SettingType::kText) {
+    std::string problem = base::TextProblem(value);
+    if (problem.empty()) return Status::Ok();
+    return Status::InvalidArgument(key + ": " + Quoted(value) + " " + problem);
+  }
+  if (def.type == SettingType::kSwitch) {
+    for (std::string_view ok : {"true", "false", "1", "0", "yes", "no"}) {
+      if (value == ok) return Status::Ok();
+    }
+    return Status::InvalidArgument(key + ": " + Quoted(value) + " is not true or false");
+  }
+  Result<double> number = NumericValue(def, value);
+  if (!number.ok()) {
+    return Status::InvalidArgument(key + ": " + Quoted(value) + " " + number.status().message());
+  }
+  if (*number < def.min || *number > def.max) {
+    return Status::InvalidArgument(key + ": " + Quoted(value) + " is outside the range " +
+                                   RangeText(def));
+  }
+  return Status::Ok();
 }
 
 Result<Settings> ResolveSettings(const std::vector<SettingDef>& table,
@@ -191,19 +305,28 @@ Result<Settings> ResolveSettings(const std::vector<SettingDef>& table,
     }
   }
   GPUSCOPE_RETURN_IF_ERROR(ApplyArgs(table, args, out));
+  for (const SettingDef& def : table) {
+    Status status = CheckSetting(def, out.Get(def.key));
+    if (status.ok()) continue;
+    const std::string& origin = out.Origin(def.key);
+    std::string from = origin == "env"    ? "from " + std::string(def.env)
+                       : origin == "file" ? "from " + std::string(yaml_name)
+                                          : "from " + origin;
+    return Status::InvalidArgument(status.message() + " (" + from + ")");
+  }
   return out;
 }
 
 std::string SettingsMarkdown(const std::vector<SettingDef>& table) {
   std::string out =
-      "| setting (YAML key, --flag) | short | environment | default | meaning |\n"
-      "|---|---|---|---|---|\n";
+      "| setting (YAML key, --flag) | short | environment | default | range | meaning |\n"
+      "|---|---|---|---|---|---|\n";
   for (const SettingDef& def : table) {
     out += "| `" + std::string(def.key) + "` | " +
            (def.short_flag.empty() ? "" : "`" + std::string(def.short_flag) + "`") + " | `" +
            std::string(def.env) + "` | " +
            (def.default_value.empty() ? "" : "`" + std::string(def.default_value) + "`") + " | " +
-           std::string(def.help) + " |\n";
+           RangeText(def) + " | " + std::string(def.help) + " |\n";
   }
   return out;
 }

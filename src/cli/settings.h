@@ -4,9 +4,15 @@
 // environment, which wins over the YAML file (--config), which wins over the
 // defaults. docs/configuration.md is generated from the same table.
 //
+// Every value is checked once, in ResolveSettings, against its row: numbers
+// must be finite and inside [min, max] (durations in seconds), switches
+// true/false/1/0/yes/no, text valid UTF-8 without control characters. The
+// modules that read Settings afterwards can trust the values.
+//
 // Thread safety: Settings is a plain value; the table is immutable.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <span>
@@ -18,13 +24,25 @@
 
 namespace gpuscope::cli {
 
+enum class SettingType : uint8_t {
+  kText,
+  kSwitch,    // a flag without a value ("true" when given)
+  kInteger,   // whole number
+  kNumber,    // finite decimal number
+  kDuration,  // "250ms", "10s", "5m", "1h" or bare milliseconds
+};
+
 struct SettingDef {
   std::string_view key;         // YAML key and --long flag
   std::string_view short_flag;  // "-a" or empty
   std::string_view env;         // GPUSCOPE_...
   std::string_view default_value;
-  bool is_switch;  // a flag without a value ("true" when given)
+  SettingType type;
+  double min;  // numeric types: inclusive range (durations in seconds)
+  double max;
   std::string_view help;
+
+  bool is_switch() const { return type == SettingType::kSwitch; }
 };
 
 extern const std::vector<SettingDef> kServeSettings;
@@ -59,6 +77,15 @@ using EnvLookup = std::function<const char*(const char*)>;
 Result<Settings> ResolveSettings(const std::vector<SettingDef>& table,
                                  std::span<const std::string> args, const EnvLookup& env,
                                  std::string_view yaml_text, std::string_view yaml_name);
+
+// Checks one value against its row; the error names the setting.
+Status CheckSetting(const SettingDef& def, std::string_view value);
+
+// A duration in seconds ("250ms", "10s", "5m", "1h", bare ms); finite only.
+Result<double> ParseDuration(std::string_view text);
+
+// The range of a numeric row as the docs show it ("100ms..24h", "1..100000").
+std::string RangeText(const SettingDef& def);
 
 // The value of --config / GPUSCOPE_CONFIG, looked up before full resolution.
 std::string ConfigPath(std::span<const std::string> args, const EnvLookup& env);

@@ -1,16 +1,35 @@
 #include "export/counters.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <unordered_map>
+
+#include "base/config_file.h"
+#include "base/text.h"
 
 namespace gpuscope::prom {
 namespace {
 
 constexpr std::string_view kBlank = " \t\r\v\f";
+
+// DCGM names are short identifiers; a longer one is refused before any lookup.
+constexpr std::size_t kMaxNameLength = 128;
+
+// What is wrong with a field name, checked before the (costlier) lookups.
+std::string NameProblem(std::string_view name) {
+  if (name.empty()) return "empty field name";
+  if (name.size() > kMaxNameLength) {
+    return "field name \"" + base::Excerpt(name) + "\" is longer than " +
+           std::to_string(kMaxNameLength) + " characters";
+  }
+  for (char c : name) {
+    const bool ok =
+        (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) {
+      return "field name \"" + base::Excerpt(name) + "\" has characters outside [A-Za-z0-9_]";
+    }
+  }
+  return "";
+}
 
 std::string_view Trim(std::string_view s) {
   std::size_t begin = s.find_first_not_of(kBlank);
@@ -126,10 +145,15 @@ Status Parser::Line(std::string_view raw, int number) {
   entry.name = (*fields)[0];
   entry.help = (*fields)[2];
   entry.line = number;
-  if (entry.name.empty()) return Error(number, "empty field name");
+  if (std::string problem = NameProblem(entry.name); !problem.empty()) {
+    return Error(number, problem);
+  }
+  if (std::string problem = base::TextProblem(entry.help); !problem.empty()) {
+    return Error(number, "help text of " + entry.name + " " + problem);
+  }
   std::optional<CounterType> type = ParseType((*fields)[1]);
   if (!type) {
-    return Error(number, "unknown type \"" + (*fields)[1] + "\" for " + entry.name +
+    return Error(number, "unknown type \"" + base::Excerpt((*fields)[1]) + "\" for " + entry.name +
                              " (want gauge, counter or label)");
   }
   entry.type = *type;
@@ -211,17 +235,18 @@ Result<CounterSet> ParseCounters(std::string_view text, std::string_view filenam
     text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
     GPUSCOPE_RETURN_IF_ERROR(parser.Line(line, ++number));
   }
-  return std::move(parser).Take();
+  CounterSet set = std::move(parser).Take();
+  // Fail closed: a file that lists nothing would silently drop every DCGM family.
+  if (set.entries.empty() && set.warnings.empty()) {
+    return Status::InvalidArgument(set.source + ": lists no fields (FIELD, type, help)");
+  }
+  return set;
 }
 
 Result<CounterSet> LoadCountersFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound("reading counters file " + path + ": " + std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseCounters(text.str(), path);
+  Result<std::string> text = base::ReadConfigFile(path, "counters file");
+  if (!text.ok()) return text.status();
+  return ParseCounters(*text, path);
 }
 
 CounterSet DefaultCounterSet() {

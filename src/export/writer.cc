@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "base/text.h"
+
 namespace gpuscope::prom {
 namespace {
 
@@ -59,18 +61,47 @@ bool AppendShortDecimal(double value, std::string* out) {
   return false;
 }
 
-void AppendHelpText(std::string_view help, Format format, std::string* out) {
-  for (char c : help) {
+// Escapes `\`, newline and, when `quotes`, `"`. Bytes that are not UTF-8 and
+// control characters other than tab become U+FFFD: whatever reaches here, the
+// exposition stays parseable (inputs are validated before; this is the last
+// line of defence).
+void AppendEscaped(std::string_view text, bool quotes, std::string* out) {
+  static constexpr std::string_view kReplacement = "\xef\xbf\xbd";
+  std::size_t start = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    std::size_t length = 1;
+    std::string_view replacement;
     if (c == '\\') {
-      out->append("\\\\");
+      replacement = "\\\\";
     } else if (c == '\n') {
-      out->append("\\n");
-    } else if (c == '"' && format == Format::kOpenMetrics) {
-      out->append("\\\"");  // OpenMetrics escapes quotes in HELP; 0.0.4 must not
-    } else {
-      out->push_back(c);
+      replacement = "\\n";
+    } else if (c == '"' && quotes) {
+      replacement = "\\\"";
+    } else if ((c < 0x20 && c != '\t') || c == 0x7f) {
+      replacement = kReplacement;
+    } else if (c >= 0x80) {
+      length = base::Utf8SequenceLength(text, i);
+      if (length == 0) {
+        replacement = kReplacement;
+        length = 1;
+      }
     }
+    if (replacement.empty()) {
+      i += length;
+      continue;
+    }
+    out->append(text.data() + start, i - start);
+    out->append(replacement);
+    i += length;
+    start = i;
   }
+  out->append(text.data() + start, text.size() - start);
+}
+
+void AppendHelpText(std::string_view help, Format format, std::string* out) {
+  // OpenMetrics escapes quotes in HELP; 0.0.4 must not.
+  AppendEscaped(help, format == Format::kOpenMetrics, out);
 }
 
 std::string_view TypeWord(std::string_view name, FamilyType type, Format format) {
@@ -91,17 +122,7 @@ std::string_view TypeWord(std::string_view name, FamilyType type, Format format)
 
 }  // namespace
 
-void AppendLabelValue(std::string_view value, std::string* out) {
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < value.size(); ++i) {
-    char c = value[i];
-    if (c != '\\' && c != '"' && c != '\n') continue;
-    out->append(value.data() + start, i - start);
-    out->append(c == '\\' ? "\\\\" : c == '"' ? "\\\"" : "\\n");
-    start = i + 1;
-  }
-  out->append(value.data() + start, value.size() - start);
-}
+void AppendLabelValue(std::string_view value, std::string* out) { AppendEscaped(value, true, out); }
 
 void AppendLabel(std::string_view name, std::string_view value, bool first, std::string* out) {
   if (!first) out->push_back(',');

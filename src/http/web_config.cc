@@ -5,8 +5,9 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "base/config_file.h"
+#include "base/text.h"
 
 namespace gpuscope::http {
 namespace {
@@ -35,6 +36,9 @@ constexpr std::array<std::string_view, 9> kTlsKeys = {
 constexpr std::array<std::string_view, 8> kReservedHeaders = {
     "content-length", "content-type",     "content-encoding", "transfer-encoding",
     "connection",     "www-authenticate", "authorization",    "date"};
+
+// Untrusted text in a message: short, escaped, quoted.
+std::string Quote(std::string_view text) { return "\"" + base::Excerpt(text) + "\""; }
 
 // Carries the file name so every error says where it comes from.
 class Parser {
@@ -96,14 +100,15 @@ Status Parser::ParseVersion(const YAML::Node& value, const std::string& key,
       return Status::Ok();
     }
   }
-  return Error(value, key + ": unknown TLS version \"" + *text + "\" (TLS10, TLS11, TLS12, TLS13)");
+  return Error(value,
+               key + ": unknown TLS version " + Quote(*text) + " (TLS10, TLS11, TLS12, TLS13)");
 }
 
 Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls,
                            WebConfig& config) const {
   const std::string& key = key_node.Scalar();
   bool known = std::find(kTlsKeys.begin(), kTlsKeys.end(), key) != kTlsKeys.end();
-  if (!known) return Error(key_node, "tls_server_config: unknown key \"" + key + "\"");
+  if (!known) return Error(key_node, "tls_server_config: unknown key " + Quote(key));
   if (value.IsNull()) return Status::Ok();  // `key:` with no value keeps the default
   if (key == "cert_file" || key == "key_file" || key == "client_ca_file") {
     Result<std::string> text = Scalar(value, key);
@@ -123,8 +128,8 @@ Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, 
         return Status::Ok();
       }
     }
-    return Error(value, "client_auth_type: unknown value \"" + *text +
-                            "\" (NoClientCert, RequestClientCert, RequireAnyClientCert, "
+    return Error(value, "client_auth_type: unknown value " + Quote(*text) +
+                            " (NoClientCert, RequestClientCert, RequireAnyClientCert, "
                             "VerifyClientCertIfGiven, RequireAndVerifyClientCert)");
   }
   if (key == "min_version") return ParseVersion(value, key, tls.min_version);
@@ -187,13 +192,12 @@ Status Parser::ParseHttp(const YAML::Node& node, WebConfig& config) const {
       continue;  // HTTP/1.1 only; Prometheus scrapes over HTTP/1.1 by default
     }
     if (key != "headers") {
-      return Error(entry.first, "http_server_config: unknown key \"" + key + "\"");
+      return Error(entry.first, "http_server_config: unknown key " + Quote(key));
     }
     GPUSCOPE_RETURN_IF_ERROR(ExpectMap(entry.second, "headers"));
     for (const auto& header : entry.second) {
       std::string name = header.first.Scalar();
-      if (!IsToken(name))
-        return Error(header.first, "headers: invalid header name \"" + name + "\"");
+      if (!IsToken(name)) return Error(header.first, "headers: invalid header name " + Quote(name));
       for (std::string_view reserved : kReservedHeaders) {
         if (Lower(name) == reserved) {
           return Error(header.first, "headers: " + name + " is set by the server");
@@ -215,13 +219,13 @@ Status Parser::ParseUsers(const YAML::Node& node, WebConfig& config) const {
   for (const auto& entry : node) {
     std::string user = entry.first.Scalar();
     if (user.empty() || user.find(':') != std::string::npos) {
-      return Error(entry.first, "basic_auth_users: invalid user name \"" + user + "\"");
+      return Error(entry.first, "basic_auth_users: invalid user name " + Quote(user));
     }
-    Result<std::string> hash = Scalar(entry.second, "basic_auth_users." + user);
+    Result<std::string> hash = Scalar(entry.second, "basic_auth_users." + base::Excerpt(user));
     if (!hash.ok()) return hash.status();
     std::string problem = BcryptHashProblem(*hash);
     if (!problem.empty()) {
-      return Error(entry.second, "basic_auth_users: user \"" + user + "\": " + problem);
+      return Error(entry.second, "basic_auth_users: user " + Quote(user) + ": " + problem);
     }
     config.basic_auth_users[user] = *hash;
   }
@@ -230,7 +234,8 @@ Status Parser::ParseUsers(const YAML::Node& node, WebConfig& config) const {
 
 Result<WebConfig> ParseRoot(const Parser& parser, const YAML::Node& root) {
   WebConfig config;
-  if (root.IsNull()) return config;  // an empty file: plain HTTP, no auth
+  // Fail closed: a file that says nothing would serve plain HTTP without auth.
+  if (root.IsNull()) return parser.Error(1, "has no settings (a web-config must not be empty)");
   if (!root.IsMap()) return parser.Error(root, "expected a mapping at the top level");
   for (const auto& entry : root) {
     std::string key = entry.first.Scalar();
@@ -242,7 +247,7 @@ Result<WebConfig> ParseRoot(const Parser& parser, const YAML::Node& root) {
     } else if (key == "basic_auth_users") {
       status = parser.ParseUsers(entry.second, config);
     } else {
-      status = parser.Error(entry.first, "unknown key \"" + key + "\"");
+      status = parser.Error(entry.first, "unknown key " + Quote(key));
     }
     GPUSCOPE_RETURN_IF_ERROR(status);
   }
@@ -264,15 +269,9 @@ Result<WebConfig> ParseWebConfig(std::string_view text, const std::string& filen
 }
 
 Result<WebConfig> LoadWebConfig(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return Status::NotFound("cannot read web config file " + path + ": " +
-                            std::generic_category().message(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::NotFound("cannot read web config file " + path);
-  return ParseWebConfig(text.str(), path);
+  Result<std::string> text = base::ReadConfigFile(path, "web-config file");
+  if (!text.ok()) return text.status();
+  return ParseWebConfig(*text, path);
 }
 
 std::string BcryptHashProblem(std::string_view hash) {

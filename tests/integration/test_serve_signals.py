@@ -41,7 +41,8 @@ def test_reload(d):
     counters = os.path.join(d, "counters.csv")
     shutil.copy(os.path.join(SHARED_DATA, "default-counters.csv"), counters)
     web = os.path.join(d, "web.yml")
-    open(web, "w").close()
+    with open(web, "w") as f:  # plain HTTP, no auth (an empty file is refused)
+        f.write("http_server_config:\n  headers:\n    X-Content-Type-Options: nosniff\n")
     with Serve(["--simulate", "training-8xh100", "-c", "200", "-f", counters,
                 "--web-config-file", web]) as s:
         s.wait_healthy()

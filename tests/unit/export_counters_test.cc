@@ -157,6 +157,49 @@ TEST(Counters, ErrorsNameFileAndLine) {
   EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, gauge, \"x\n"), "c.csv:1: unterminated quoted field");
 }
 
+// Text that reaches the exposition or an error message is checked (issue 15):
+// help that is not UTF-8 or holds control characters is refused, echoed input
+// is cut short and escaped, and an over-long name is refused before the
+// did-you-mean search (a 1 MB name took seconds).
+TEST(Counters, RefusesBadTextAndEchoesItShort) {
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, gauge, caf\xe9\n"),
+            "c.csv:1: help text of DCGM_FI_DEV_GPU_UTIL is not valid UTF-8 (byte 4)");
+  EXPECT_EQ(ErrorOf(std::string("DCGM_FI_DEV_GPU_UTIL, gauge, a\0b\n", 33)),
+            "c.csv:1: help text of DCGM_FI_DEV_GPU_UTIL has a control character (byte 2)");
+  EXPECT_EQ(ErrorOf("DCGM_\x01\xff, gauge, x\n"),
+            "c.csv:1: field name \"DCGM_\\x01\\xff\" has characters outside [A-Za-z0-9_]");
+  EXPECT_EQ(ErrorOf("DCGM_FI_DEV_GPU_UTIL, \x1b[2Jgauge, x\n"),
+            "c.csv:1: unknown type \"\\x1b[2Jgauge\" for DCGM_FI_DEV_GPU_UTIL (want gauge, "
+            "counter or label)");
+  const std::string huge(1 << 20, 'A');
+  const std::string error = ErrorOf(huge + ", gauge, x\n");
+  EXPECT_EQ(error, "c.csv:1: field name \"" + std::string(64, 'A') +
+                       "...\" is longer than 128 characters");
+  EXPECT_NE(ErrorOf(std::string(129, 'D') + ", gauge, x\n").find("longer than 128"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(std::string(128, 'D') + ", gauge, x\n").find("is not a DCGM field"),
+            std::string::npos);
+  EXPECT_TRUE(ParseCounters("DCGM_FI_DEV_GPU_UTIL, gauge, caf\xc3\xa9\ttab\n", "c.csv").ok());
+}
+
+TEST(Counters, AFileThatListsNothingIsAnError) {
+  EXPECT_EQ(ErrorOf(""), "c.csv: lists no fields (FIELD, type, help)");
+  EXPECT_EQ(ErrorOf("# DCGM_FI_DEV_GPU_UTIL, gauge, x\n\n"),
+            "c.csv: lists no fields (FIELD, type, help)");
+}
+
+TEST(Counters, LoadFileFailsClosed) {
+  const std::string dir = ::testing::TempDir();
+  Result<CounterSet> directory = LoadCountersFile(dir);
+  ASSERT_FALSE(directory.ok());
+  EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos);
+  const std::string empty = dir + "/counters_empty.csv";
+  std::ofstream(empty).close();
+  Result<CounterSet> set = LoadCountersFile(empty);
+  ASSERT_FALSE(set.ok());
+  EXPECT_EQ(set.status().message(), "counters file " + empty + ": is empty");
+}
+
 TEST(Counters, LoadFileReportsMissingFile) {
   Result<CounterSet> set = LoadCountersFile("/nonexistent/counters.csv");
   ASSERT_FALSE(set.ok());

@@ -83,6 +83,24 @@ TEST(Writer, EscapesLabelValues) {
   EXPECT_EQ(out, "x=\"plain\",y=\"\"");
 }
 
+// Whatever reaches the writer, the exposition stays UTF-8 without raw control
+// characters: NUL, CR and invalid bytes become U+FFFD (issue 15: a NUL in
+// # HELP, Latin-1 help text that made Prometheus mark the target down).
+TEST(Writer, ReplacesControlCharactersAndInvalidUtf8) {
+  std::string out;
+  AppendLabelValue(std::string("a\0b\rc\td\xff\xc3\xa9", 10), &out);
+  EXPECT_EQ(out,
+            "a\xef\xbf\xbd"
+            "b\xef\xbf\xbd"
+            "c\td\xef\xbf\xbd\xc3\xa9");
+  out.clear();
+  AppendHeader("m", std::string("caf\xe9\0", 5), FamilyType::kGauge, Format::kText, &out);
+  EXPECT_EQ(out, "# HELP m caf\xef\xbf\xbd\xef\xbf\xbd\n# TYPE m gauge\n");
+  out.clear();
+  AppendLabelValue("\xe2\x82", &out);  // a sequence cut short: each byte replaced
+  EXPECT_EQ(out, "\xef\xbf\xbd\xef\xbf\xbd");
+}
+
 TEST(Writer, HeadersPerFormat) {
   std::string out;
   AppendHeader("a_total", "Help \\ \"q\"\nnext", FamilyType::kCounter, Format::kText, &out);

@@ -169,7 +169,7 @@ TEST_F(TlsTest, ReloadsReplacedCertificateFiles) {
 
 TEST_F(TlsTest, ExplicitReloadSwitchesPlainToTls) {
   MakeServerCert("server", "gpuscope-test");
-  auto server = StartServer("");
+  auto server = StartServer("tls_server_config:\n");  // plain HTTP (an empty file is refused)
   std::string plain = "http://127.0.0.1:" + std::to_string(server->port()) + "/metrics";
   EXPECT_EQ(Curl(dir_, plain).code, 200);
   dir_.Write("web.yml", "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");

@@ -55,10 +55,13 @@ basic_auth_users:
   EXPECT_NE(config->warnings[0].find("cipher_suites"), std::string::npos);
 }
 
-TEST(WebConfig, EmptyFileAndEmptyTlsMeanPlainHttp) {
-  Result<WebConfig> empty = ParseWebConfig("", "web.yml");
-  ASSERT_TRUE(empty.ok());
-  EXPECT_FALSE(empty->tls.has_value());
+TEST(WebConfig, EmptyFileFailsClosedAndEmptyTlsMeansPlainHttp) {
+  for (const char* text : {"", "\n", "# only a comment\n", "---\n"}) {
+    Result<WebConfig> empty = ParseWebConfig(text, "web.yml");
+    ASSERT_FALSE(empty.ok()) << text;
+    EXPECT_NE(empty.status().message().find("web.yml:1: has no settings"), std::string::npos)
+        << empty.status().message();
+  }
   Result<WebConfig> blank = ParseWebConfig("tls_server_config:\n", "web.yml");
   ASSERT_TRUE(blank.ok()) << blank.status().message();
   EXPECT_FALSE(blank->tls.has_value());
