@@ -52,10 +52,19 @@ constexpr std::array<GpmMetric, 13> kGpmMetrics = {{
     {61, kNvLinkTxBytesRate, kMiB},
 }};
 
-void SetGpmMetrics(ReadContext& ctx, const std::vector<Result<double>>& values) {
+void SetGpmMetrics(ReadContext& ctx, const std::vector<Result<double>>& values, GpmState& gpm) {
+  gpm.last_values.clear();
   for (std::size_t i = 0; i < values.size() && i < kGpmMetrics.size(); ++i) {
-    if (values[i].ok()) ctx.Set(kGpmMetrics[i].metric, *values[i] * kGpmMetrics[i].scale);
+    if (!values[i].ok()) continue;
+    const double value = *values[i] * kGpmMetrics[i].scale;
+    ctx.Set(kGpmMetrics[i].metric, value);
+    gpm.last_values.emplace_back(kGpmMetrics[i].metric, value);
   }
+}
+
+// Between two GPM samples: the values of the last one still hold.
+void CarryGpmMetrics(ReadContext& ctx, const GpmState& gpm) {
+  for (const auto& [metric, value] : gpm.last_values) ctx.Set(metric, value);
 }
 
 }  // namespace
@@ -222,7 +231,10 @@ void ReadGpm(ReadContext& ctx, GpmState& gpm) {
   if (!ctx.reading().tiers.fast || !gpm.sampler || !ctx.Allows("nvmlGpmSampleGet")) return;
   const double t = ctx.reading().t;
   const bool spaced = t - gpm.last_sample_t >= kGpmMinSpacingSeconds - 1e-9;
-  if (gpm.sampler->samples_taken() > 0 && !spaced) return;
+  if (gpm.sampler->samples_taken() > 0 && !spaced) {
+    CarryGpmMetrics(ctx, gpm);
+    return;
+  }
   if (!ctx.Try<bool>("nvmlGpmSampleGet", [&]() -> Result<bool> {
         GPUSCOPE_RETURN_IF_ERROR(gpm.sampler->Sample());
         return true;
@@ -236,7 +248,7 @@ void ReadGpm(ReadContext& ctx, GpmState& gpm) {
   auto values = ctx.Try<std::vector<Result<double>>>("nvmlGpmMetricsGet",
                                                      [&] { return gpm.sampler->Metrics(ids); });
   if (!values) return;
-  SetGpmMetrics(ctx, *values);
+  SetGpmMetrics(ctx, *values, gpm);
   gpm.pcie_from_gpm = ctx.Has(kPcieTxBytesRate);
 }
 

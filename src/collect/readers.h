@@ -8,6 +8,8 @@
 #pragma once
 
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "collect/read_context.h"
 #include "nvml/gpm.h"
@@ -15,10 +17,13 @@
 namespace gpuscope::collect {
 
 // GPM sampler of one device; metrics come from two consecutive fast reads.
+// A fast read too soon after the last GPM sample (NVML wants > 100 ms, and -c
+// 100 jitters around it) repeats the last values, so a series never flickers.
 struct GpmState {
   std::unique_ptr<nvml::GpmSampler> sampler;
-  double last_sample_t = -1;   // Reading::t of the newest GPM sample
-  bool pcie_from_gpm = false;  // the last GPM read gave PCIe rates
+  double last_sample_t = -1;                           // Reading::t of the newest GPM sample
+  bool pcie_from_gpm = false;                          // the last GPM read gave PCIe rates
+  std::vector<std::pair<Metric, double>> last_values;  // of the newest GPM read
 };
 
 // Minimum spacing of two GPM samples (NVML wants > 100 ms).
