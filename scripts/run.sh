@@ -15,6 +15,6 @@ port=${address##*:}
 echo
 echo "run: starting gpuscope serve on $address (Ctrl-C stops it); look at"
 echo "run:   http://localhost:$port/metrics   Prometheus metrics (dcgm-exporter names + gpuscope_*)"
-echo "run:   http://localhost:$port/health    200 while sampling is fresh"
+echo "run:   http://localhost:$port/health    200 while at least one GPU has fresh data"
 echo "run:   $bin query --query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw --format=csv -l 2 ${sim[*]}"
 exec "$bin" serve "${sim[@]}" --address "$address"

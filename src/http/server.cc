@@ -206,7 +206,9 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
     std::string problem = CheckClientCertificate(TlsSession(connection), config->tls->client_auth);
     if (!problem.empty()) return Response::Text(403, "Forbidden: " + problem + "\n");
   }
-  if (current.auth->enabled()) {
+  auto route = server->routes_.find(std::string(url));
+  const bool is_public = route != server->routes_.end() && route->second.access == Access::kPublic;
+  if (current.auth->enabled() && !is_public) {
     std::string user, password;
     if (!BasicCredentials(connection, user, password) || !current.auth->Check(user, password)) {
       return Unauthorized();
@@ -220,7 +222,6 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
   if (HasBody(connection)) {
     return Response::Text(413, "Request bodies are not accepted\n");
   }
-  auto route = server->routes_.find(std::string(url));
   if (route == server->routes_.end()) return Response::Text(404, "Not Found\n");
   Request request;
   request.method = method;
@@ -229,7 +230,7 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
   request.accept = accept == nullptr ? "" : accept;
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery, &request.query);
   try {
-    return route->second(request);
+    return route->second.handler(request);
   } catch (const std::exception& e) {
     spdlog::error("http: handler for {} failed: {}", url, e.what());
   } catch (...) {
@@ -260,8 +261,8 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
-void Server::Handle(std::string path, Handler handler) {
-  routes_[std::move(path)] = std::move(handler);
+void Server::Handle(std::string path, Handler handler, Access access) {
+  routes_[std::move(path)] = Route{std::move(handler), access};
 }
 
 bool Server::tls_enabled() const {

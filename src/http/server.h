@@ -83,8 +83,13 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
+  // Who may call a path. kPublic skips basic auth (not TLS client certificates,
+  // which the handshake checks): for probes that cannot send credentials, such
+  // as a kubelet's httpGet; such a handler must reveal nothing sensitive.
+  enum class Access { kProtected, kPublic };
+
   // Serves `path` (exact match, e.g. "/metrics"). Call before Start().
-  void Handle(std::string path, Handler handler);
+  void Handle(std::string path, Handler handler, Access access = Access::kProtected);
 
   // Loads the web-config, binds the address and starts serving. Errors name the file/address,
   // e.g. "cannot listen on :9400: address already in use".
@@ -111,7 +116,11 @@ class Server {
   void ReloadChangedCertificates(std::vector<FileStamp>& failed);
 
   ServerOptions options_;
-  std::unordered_map<std::string, Handler> routes_;
+  struct Route {
+    Handler handler;
+    Access access = Access::kProtected;
+  };
+  std::unordered_map<std::string, Route> routes_;
   Listener listener_;
   std::mutex control_mu_;                              // Start/Reload/Stop/watcher
   std::atomic<std::shared_ptr<const Config>> config_;  // read per request

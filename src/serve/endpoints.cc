@@ -86,8 +86,10 @@ std::string IndexPage(const IndexInfo& info) {
          ".</p>\n<ul>\n"
          "<li><a href=\"/metrics\">/metrics</a>: Prometheus metrics (dcgm-exporter names and "
          "gpuscope_*)</li>\n"
-         "<li><a href=\"/health\">/health</a>: 200 while sampling is fresh, 503 with the reason "
-         "otherwise</li>\n</ul>\n</body></html>\n";
+         "<li><a href=\"/health\">/health</a>: 200 while at least one GPU has fresh data, 503 "
+         "with the reason otherwise</li>\n"
+         "<li><a href=\"/ready\">/ready</a>: the same verdict without the reason and without "
+         "authentication, for probes</li>\n</ul>\n</body></html>\n";
 }
 
 void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info) {
@@ -109,6 +111,15 @@ void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info)
     HealthVerdict verdict = exporter.Health();
     return http::Response::Text(verdict.ok ? 200 : 503, verdict.reason + "\n");
   });
+  // The same verdict without its reason, and without basic auth, for probes
+  // (a kubelet's httpGet cannot send credentials).
+  server.Handle(
+      "/ready",
+      [&exporter](const http::Request&) {
+        const bool ok = exporter.Health().ok;
+        return http::Response::Text(ok ? 200 : 503, ok ? "ready\n" : "not ready\n");
+      },
+      http::Server::Access::kPublic);
   auto page = std::make_shared<const std::string>(IndexPage(info));
   server.Handle("/", [page](const http::Request&) {
     http::Response response;

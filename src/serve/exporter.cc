@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "serve/health.h"
@@ -132,17 +133,33 @@ HealthVerdict Exporter::Health() const {
     return {false, "NVML is down: " +
                        (snapshot->nvml_error.empty() ? "no reason given" : snapshot->nvml_error)};
   }
-  const double age = clock_() - snapshot->timestamp;
+  const double now = clock_();
+  const double age = now - snapshot->timestamp;
   if (age > stale_after_s_) {
     return {false, fmt::format("the last sampling cycle finished {:.1f} s ago (limit {:.1f} s)",
                                age, stale_after_s_)};
   }
-  std::size_t lost = 0;
-  for (const GpuSample& sample : snapshot->samples) lost += sample.state == GpuState::kLost;
-  if (!snapshot->samples.empty() && lost == snapshot->samples.size()) {
-    return {false, fmt::format("all {} GPUs are lost", lost)};
+  return GpuFreshness(*snapshot, now, stale_after_s_);
+}
+
+HealthVerdict GpuFreshness(const Snapshot& snapshot, double now, double stale_after_s) {
+  if (snapshot.samples.empty()) return {false, "no GPU is watched"};
+  std::size_t lost = 0, stale = 0;
+  double oldest = 0;
+  for (const GpuSample& sample : snapshot.samples) {
+    if (sample.state == GpuState::kLost) {
+      ++lost;
+      continue;
+    }
+    const double age = now - sample.sampled_at;
+    if (age <= stale_after_s) return {true, "OK"};
+    ++stale;
+    oldest = std::max(oldest, age);
   }
-  return {true, "OK"};
+  if (stale == 0) return {false, fmt::format("all {} GPUs are lost", lost)};
+  return {false, fmt::format("no GPU has fresh data: {} stale (last read up to {:.1f} s ago, "
+                             "limit {:.1f} s), {} lost",
+                             stale, oldest, stale_after_s, lost)};
 }
 
 void Exporter::SetCounters(prom::CounterSet counters) {

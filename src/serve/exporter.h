@@ -57,6 +57,10 @@ struct HealthVerdict {
   std::string reason;  // "OK" or one sentence
 };
 
+// /health's rule for the GPUs of a fresh cycle: healthy while at least one GPU
+// that is not lost was read within `stale_after_s` of `now` (pure).
+HealthVerdict GpuFreshness(const Snapshot& snapshot, double now, double stale_after_s);
+
 // The self-metric families for a snapshot (pure; see the header comment).
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
                                        bool frozen_clock);
@@ -82,7 +86,8 @@ class Exporter {
   void CountScrape() { scrapes_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
 
-  // /health's verdict now: fresh cycle, NVML up, not every GPU lost.
+  // /health's verdict now: NVML up, a fresh cycle, and fresh data for at least
+  // one GPU (GpuFreshness).
   HealthVerdict Health() const;
 
   // SIGHUP: serve this counters set from now on (re-renders the last snapshot).

@@ -243,6 +243,12 @@ class Kubernetes(unittest.TestCase):
         self.assertEqual(vol["hostPath"]["path"], "/var/lib/kubelet/pod-resources")
         port_names = {p["name"] for p in c["ports"]}
         self.assertIn("metrics", port_names)
+        # The readiness probe must pass with basic auth on: /ready is the
+        # unauthenticated path (docs/configuration.md, Endpoints).
+        probe = c["readinessProbe"]["httpGet"]
+        self.assertEqual(probe["path"], "/ready")
+        self.assertIn(probe["port"], port_names)
+        self.assertIn("tcpSocket", c["livenessProbe"])
 
     def test_service_and_monitor_select_the_pods(self):
         ds = self.one("DaemonSet")

@@ -88,6 +88,7 @@ TEST(ServeExporter, HealthVerdicts) {
   Fixture f(options);
   Snapshot snap = cli::testing::TwoGpuSnapshot();
   snap.timestamp = f.now;
+  for (GpuSample& sample : snap.samples) sample.sampled_at = f.now;
   f.Publish(snap);
   EXPECT_TRUE(f.exporter->Health().ok);
   EXPECT_EQ(f.exporter->Health().reason, "OK");
@@ -111,6 +112,36 @@ TEST(ServeExporter, HealthVerdicts) {
   EXPECT_FALSE(verdict.ok);
   EXPECT_EQ(verdict.reason, "NVML is down: libnvidia-ml.so.1: cannot open shared object file");
   EXPECT_TRUE(Contains(f.Text(), "gpuscope_nvml_up 0\n"));
+}
+
+// A fresh cycle is not enough: /health wants fresh data for at least one GPU
+// (issue: 200 while every GPU had hung for longer than stale-after).
+TEST(ServeExporter, HealthNeedsFreshDataForAtLeastOneGpu) {
+  ExporterOptions options;
+  options.stale_after_s = 3;
+  Fixture f(options);
+  Snapshot snap = cli::testing::TwoGpuSnapshot();
+  snap.timestamp = f.now;  // the sampler keeps cycling...
+  for (GpuSample& sample : snap.samples) {
+    sample.state = GpuState::kStale;  // ...but every GPU hangs
+    sample.sampled_at = f.now - 12;
+  }
+  f.Publish(snap);
+  HealthVerdict verdict = f.exporter->Health();
+  EXPECT_FALSE(verdict.ok);
+  EXPECT_EQ(verdict.reason,
+            "no GPU has fresh data: 2 stale (last read up to 12.0 s ago, limit 3.0 s), 0 lost");
+
+  snap.samples[1].sampled_at = f.now - 2.5;  // one GPU answers again
+  f.Publish(snap);
+  EXPECT_TRUE(f.exporter->Health().ok);
+
+  snap.samples[1].state = GpuState::kLost;  // the only fresh one is lost: not enough
+  f.Publish(snap);
+  EXPECT_EQ(f.exporter->Health().reason,
+            "no GPU has fresh data: 1 stale (last read up to 12.0 s ago, limit 3.0 s), 1 lost");
+
+  EXPECT_EQ(GpuFreshness(Snapshot{}, f.now, 3).reason, "no GPU is watched");
 }
 
 TEST(ServeExporter, FrozenClockRendersZeroDuration) {
