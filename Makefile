@@ -51,3 +51,23 @@ bench: setup build
 
 clean:
 	rm -rf build
+
+# Fuzzing (issue 15): libFuzzer targets built with clang in build/fuzz.
+# `make fuzz` runs each target FUZZ_SECONDS (default 20, what `make test`
+# runs); longer runs: `make fuzz FUZZ_SECONDS=3600`. Crashes land in
+# build/fuzz/runs/<target>/ and fail the run.
+FUZZ := build/fuzz
+FUZZ_SECONDS ?= 20
+.PHONY: fuzz fuzz-build
+
+$(FUZZ)/CMakeCache.txt:
+	cmake -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_FUZZ=ON \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang
+
+fuzz-build: $(FUZZ)/CMakeCache.txt
+	cmake --build $(FUZZ) -j $(JOBS) --target fuzz_targets
+
+fuzz: fuzz-build
+	scripts/fuzz.sh $(FUZZ) $(FUZZ_SECONDS)
+
+test: fuzz

@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   g++ make cmake pkg-config ccache clang-format
+  # fuzzing: clang and its runtime (libFuzzer) of the same version
+  clang libclang-rt-14-dev
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libcrypt-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
