@@ -19,9 +19,9 @@ namespace gpuscope::attribution {
 
 struct KubeletOptions {
   std::string socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
-  std::chrono::milliseconds timeout{10000};          // per List call
-  int max_message_bytes = 256 * 1024 * 1024;         // receive limit
-  std::vector<std::string> extra_resources;          // more resource names to treat as GPUs
+  std::chrono::milliseconds timeout{10000};   // per List call
+  int max_message_bytes = 256 * 1024 * 1024;  // receive limit
+  std::vector<std::string> extra_resources;   // more resource names to treat as GPUs
 };
 
 // Every GPU device id granted to a container (see IsGpuResource). Unavailable

@@ -41,7 +41,8 @@ std::optional<DeviceRef> ParseDeviceId(std::string_view id) {
     const auto slash = id.find('/');
     const auto slash2 = slash == std::string_view::npos ? slash : id.find('/', slash + 1);
     unsigned gi = 0;
-    if (slash2 == std::string_view::npos || !ParseUnsigned(id.substr(slash + 1, slash2 - slash - 1), gi)) {
+    if (slash2 == std::string_view::npos ||
+        !ParseUnsigned(id.substr(slash + 1, slash2 - slash - 1), gi)) {
       return std::nullopt;
     }
     ref.gpu_uuid = id.substr(0, slash);
@@ -72,8 +73,7 @@ bool IsGpuResource(std::string_view resource, std::span<const std::string> extra
 }
 
 std::vector<std::vector<PodRef>> BuildPodMap(std::span<const PodDevice> granted,
-                                             std::span<const GpuInfo> devices,
-                                             size_t* unmatched) {
+                                             std::span<const GpuInfo> devices, size_t* unmatched) {
   std::vector<std::vector<PodRef>> pods(devices.size());
   for (const PodDevice& grant : granted) {
     const std::optional<DeviceRef> ref = ParseDeviceId(grant.device_id);

@@ -80,7 +80,8 @@ TEST(PodMapTest, WholeGpusMigSlicesAndSharedGpus) {
   EXPECT_TRUE(pods[1].empty());  // the MIG parent itself is not granted
   EXPECT_EQ(pods[2], (std::vector<PodRef>{{"ml", "a-0", "c"}}));
   EXPECT_EQ(pods[3], (std::vector<PodRef>{{"ml", "b-0", "c"}}));
-  EXPECT_EQ(pods[4], (std::vector<PodRef>{{"inf", "api-b2c4d", "srv"}, {"inf", "web-x2kq9", "srv"}}));
+  EXPECT_EQ(pods[4],
+            (std::vector<PodRef>{{"inf", "api-b2c4d", "srv"}, {"inf", "web-x2kq9", "srv"}}));
   EXPECT_EQ(unmatched, 1u);
 }
 

@@ -12,10 +12,10 @@ namespace {
 TEST(WorkloadTest, PodOwnerFromControllerNames) {
   EXPECT_EQ(PodOwnerName("llm-serve-7d9f8c6b4-x2kq9"), "llm-serve");  // Deployment
   EXPECT_EQ(PodOwnerName("web-5c98db6f4d-7xk2p"), "web");
-  EXPECT_EQ(PodOwnerName("trainer-q7x4z"), "trainer");                 // Job, DaemonSet
-  EXPECT_EQ(PodOwnerName("sweep-3-q7x4z"), "sweep");                   // indexed Job
-  EXPECT_EQ(PodOwnerName("nightly-28345670-b2c4d"), "nightly");        // CronJob
-  EXPECT_EQ(PodOwnerName("etcd-2"), "etcd");                           // StatefulSet
+  EXPECT_EQ(PodOwnerName("trainer-q7x4z"), "trainer");           // Job, DaemonSet
+  EXPECT_EQ(PodOwnerName("sweep-3-q7x4z"), "sweep");             // indexed Job
+  EXPECT_EQ(PodOwnerName("nightly-28345670-b2c4d"), "nightly");  // CronJob
+  EXPECT_EQ(PodOwnerName("etcd-2"), "etcd");                     // StatefulSet
   EXPECT_EQ(PodOwnerName("bert-finetune-worker-0"), "bert-finetune-worker");
 }
 

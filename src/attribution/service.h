@@ -1,0 +1,69 @@
+// Keeps the attribution map fresh, off the scrape path: a thread of its own
+// asks the enabled sources every `refresh_s`, and at once when the kubelet's
+// socket is replaced (a kubelet restart) or the device inventory changes, then
+// publishes a new immutable Attribution. Readers take Latest() (an atomic
+// pointer load) and never wait on a source.
+//
+// A source that fails keeps the service running: its holders are dropped,
+// its `up` is false with the reason, and the next refresh retries, so it heals
+// by itself when the kubelet or the mapping directory comes back.
+// Thread safety: every method may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "attribution/kubelet.h"
+#include "gpuscope/attribution.h"
+#include "gpuscope/snapshot.h"
+
+namespace gpuscope::attribution {
+
+struct ServiceOptions {
+  bool kubernetes = false;    // -k: ask the kubelet's pod-resources API
+  KubeletOptions kubelet;     // socket, timeout, message limit
+  std::string hpc_job_dir;    // --hpc-job-mapping-dir; empty: off
+  double refresh_s = 10;      // period between refreshes
+  double change_poll_s = 1;   // how often the kubelet socket is checked for replacement
+};
+
+// One refresh, without a thread: what Service publishes (pure but for I/O).
+Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices);
+
+class Service {
+ public:
+  explicit Service(ServiceOptions options);
+  ~Service();  // stops the thread
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  // Starts refreshing for these devices (the inventory); call again when the
+  // inventory changes.
+  void SetDevices(std::vector<GpuInfo> devices);
+  void Stop();
+
+  // The latest map; an empty one (no holders, sources down) before the first refresh.
+  AttributionPtr Latest() const { return latest_.load(); }
+  // Refreshes published so far (tests wait on it).
+  uint64_t refreshes() const { return refreshes_.load(); }
+
+ private:
+  void Loop();
+
+  const ServiceOptions options_;
+  std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<GpuInfo> devices_;  // under mu_
+  bool devices_changed_ = false;  // under mu_
+  bool stop_ = false;             // under mu_
+  std::thread thread_;            // started by the first SetDevices, under mu_
+  std::atomic<std::shared_ptr<const Attribution>> latest_;
+  std::atomic<uint64_t> refreshes_{0};
+};
+
+}  // namespace gpuscope::attribution

@@ -1,0 +1,120 @@
+#include <fstream>
+
+#include "attribution/service.h"
+#include "attribution_test_util.h"
+
+namespace gpuscope::attribution {
+namespace {
+
+GpuInfo Gpu(unsigned index) {
+  GpuInfo gpu;
+  gpu.index = index;
+  gpu.minor_number = index;
+  gpu.uuid = "GPU-" + std::to_string(index);
+  return gpu;
+}
+
+// Waits until `done` holds or 20 s pass (a loaded machine is slow, never wrong).
+template <typename F>
+bool WaitFor(F done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+class ServiceTest : public KubeletTest {
+ protected:
+  void SetUp() override {
+    KubeletTest::SetUp();
+    hpc_dir_ = dir_ / "jobs";
+    std::filesystem::create_directories(hpc_dir_);
+    service_options_.kubernetes = true;
+    service_options_.kubelet = KubeletTest::options_;
+    service_options_.hpc_job_dir = hpc_dir_.string();
+    service_options_.refresh_s = 0.2;
+    service_options_.change_poll_s = 0.05;
+  }
+  bool Up(const Attribution& a, const std::string& source) {
+    for (const auto& s : a.sources) {
+      if (s.name == source) return s.up;
+    }
+    return false;
+  }
+
+  std::filesystem::path hpc_dir_;
+  ServiceOptions service_options_;
+  const std::vector<GpuInfo> devices_ = {Gpu(0), Gpu(1), Gpu(2)};
+};
+
+TEST_F(ServiceTest, CollectJoinsPodsAndJobs) {
+  v1::ListPodResourcesResponse r;
+  AddPod(r, "ml", "trainer-q7x4z", "main", "nvidia.com/gpu", {"GPU-0"});
+  AddPod(r, "inf", "web-7d9f8c6b4-x2kq9", "srv", "nvidia.com/gpu", {"GPU-1::0"});
+  AddPod(r, "inf", "api-b2c4d", "srv", "nvidia.com/gpu", {"GPU-1::1"});
+  kubelet_.Set(r);
+  Start();
+  std::ofstream(hpc_dir_ / "2") << "4242\n4243\n";
+  const Attribution a = Collect(service_options_, devices_);
+  EXPECT_TRUE(Up(a, "kubelet"));
+  EXPECT_TRUE(Up(a, "hpc"));
+  EXPECT_EQ(a.Of(devices_[0]), (std::vector<Holder>{{"ml", "trainer-q7x4z", "main", "", "trainer"}}));
+  EXPECT_EQ(a.Of(devices_[1]),
+            (std::vector<Holder>{{"inf", "api-b2c4d", "srv", "", "api"},
+                                 {"inf", "web-7d9f8c6b4-x2kq9", "srv", "", "web"}}));
+  EXPECT_EQ(a.Of(devices_[2]),
+            (std::vector<Holder>{{"", "", "", "4242", "4242"}, {"", "", "", "4243", "4243"}}));
+}
+
+TEST_F(ServiceTest, DownSourceCostsItsLabelsOnlyAndHealsByItself) {
+  std::ofstream(hpc_dir_ / "0") << "77\n";
+  Service service(service_options_);
+  EXPECT_FALSE(Up(*service.Latest(), "kubelet"));  // before the first refresh
+  service.SetDevices(devices_);
+  // No kubelet yet: the kubelet source is down, the HPC labels still come.
+  ASSERT_TRUE(WaitFor([&] { return service.refreshes() >= 1; }));
+  auto a = service.Latest();
+  EXPECT_FALSE(Up(*a, "kubelet"));
+  EXPECT_NE(a->sources[0].error.find("missing"), std::string::npos);
+  EXPECT_TRUE(Up(*a, "hpc"));
+  EXPECT_EQ(a->Of(devices_[0]).size(), 1u);
+
+  // The kubelet starts: picked up by itself.
+  v1::ListPodResourcesResponse r;
+  AddPod(r, "ml", "a-0", "c", "nvidia.com/gpu", {"GPU-1"});
+  kubelet_.Set(r);
+  Start();
+  ASSERT_TRUE(WaitFor([&] { return Up(*service.Latest(), "kubelet"); }));
+  EXPECT_EQ(service.Latest()->Of(devices_[1]).at(0).pod, "a-0");
+
+  // It restarts with a new pod: down while gone, then the new answer.
+  Stop();
+  ASSERT_TRUE(WaitFor([&] { return !Up(*service.Latest(), "kubelet"); }));
+  EXPECT_TRUE(service.Latest()->Of(devices_[1]).empty());
+  AddPod(r, "ml", "b-0", "c", "nvidia.com/gpu", {"GPU-2"});
+  kubelet_.Set(r);
+  Start();
+  ASSERT_TRUE(WaitFor([&] { return service.Latest()->Of(devices_[2]).size() == 1; }));
+  EXPECT_TRUE(Up(*service.Latest(), "kubelet"));
+}
+
+TEST_F(ServiceTest, MappingDirectoryChangesArePickedUp) {
+  service_options_.kubernetes = false;
+  Service service(service_options_);
+  service.SetDevices(devices_);
+  ASSERT_TRUE(WaitFor([&] { return service.refreshes() >= 1; }));
+  EXPECT_TRUE(service.Latest()->holders.empty());
+  std::ofstream(hpc_dir_ / "1") << "900\n";  // a prolog runs
+  ASSERT_TRUE(WaitFor([&] { return service.Latest()->Of(devices_[1]).size() == 1; }));
+  EXPECT_EQ(service.Latest()->Of(devices_[1]).at(0).hpc_job, "900");
+  std::filesystem::remove(hpc_dir_ / "1");  // the epilog
+  ASSERT_TRUE(WaitFor([&] { return service.Latest()->holders.empty(); }));
+  std::filesystem::remove_all(hpc_dir_);  // the directory goes away: down, not fatal
+  ASSERT_TRUE(WaitFor([&] { return !Up(*service.Latest(), "hpc"); }));
+  service.Stop();
+}
+
+}  // namespace
+}  // namespace gpuscope::attribution
