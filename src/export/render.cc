@@ -146,7 +146,9 @@ std::shared_ptr<const std::string> Renderer::Render(const Snapshot& snapshot,
 }
 
 void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer) {
-  if (!cache_->Matches(snapshot)) cache_->Rebuild(snapshot, options_, *plan_);
+  if (!cache_->Matches(snapshot, attribution_)) {
+    cache_->Rebuild(snapshot, attribution_, options_, *plan_);
+  }
   if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
   if (options_.metrics != MetricSet::kDcgm) {
     RenderState(snapshot, writer);
@@ -162,16 +164,18 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
 namespace {
 
 // Catalog families: per GPU in order, per row; lost GPUs have no series.
-void RenderRows(const PlannedFamily& family, const std::vector<std::string>& prefixes,
+void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::string>>& prefixes,
                 const std::vector<uint32_t>& order, const Snapshot& snapshot, std::string& out) {
   for (uint32_t slot : order) {
     if (slot >= snapshot.samples.size()) continue;
     const GpuSample& sample = snapshot.samples[slot];
     if (sample.state == GpuState::kLost) continue;
-    for (const PlannedFamily::Row& row : family.rows) {
-      if (!sample.Has(row.metric)) continue;
-      AppendSeries(out, family.name, prefixes[slot], row.fixed_labels,
-                   Convert(sample.Get(row.metric), row.scale), row.integer);
+    for (const std::string& prefix : prefixes[slot]) {
+      for (const PlannedFamily::Row& row : family.rows) {
+        if (!sample.Has(row.metric)) continue;
+        AppendSeries(out, family.name, prefix, row.fixed_labels,
+                     Convert(sample.Get(row.metric), row.scale), row.integer);
+      }
     }
   }
 }
@@ -220,7 +224,9 @@ void Renderer::RenderState(const Snapshot& snapshot, Writer& writer) {
     for (uint32_t slot : cache.order) {
       if (slot >= snapshot.samples.size()) continue;
       if (std::optional<double> value = StateValue(f, snapshot.samples[slot])) {
-        AppendSeries(writer.out(), family.name, cache.native[slot], {}, *value, false);
+        for (const std::string& prefix : cache.native[slot]) {
+          AppendSeries(writer.out(), family.name, prefix, {}, *value, false);
+        }
       }
     }
     writer.End();
@@ -266,18 +272,20 @@ void Renderer::RenderNvLink(const Snapshot& snapshot, Writer& writer) {
       if (slot >= snapshot.samples.size()) continue;
       const GpuSample& sample = snapshot.samples[slot];
       if (sample.state == GpuState::kLost) continue;
-      for (uint32_t i : SortedLinks(sample, cache_->scratch)) {
-        const NvLinkLink& link = sample.nvlink[i];
-        if (family == &active) {
-          AppendLinkSeries(writer.out(), family->name, cache_->native[slot], link.link, {},
-                           link.active ? 1 : 0);
-          continue;
-        }
-        for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) {
-          std::optional<uint64_t> value = LinkErrors(link, t);
-          if (value) {
-            AppendLinkSeries(writer.out(), family->name, cache_->native[slot], link.link,
-                             kLinkErrorTypes[t], *value);
+      for (const std::string& prefix : cache_->native[slot]) {
+        for (uint32_t i : SortedLinks(sample, cache_->scratch)) {
+          const NvLinkLink& link = sample.nvlink[i];
+          if (family == &active) {
+            AppendLinkSeries(writer.out(), family->name, prefix, link.link, {},
+                             link.active ? 1 : 0);
+            continue;
+          }
+          for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) {
+            std::optional<uint64_t> value = LinkErrors(link, t);
+            if (value) {
+              AppendLinkSeries(writer.out(), family->name, prefix, link.link, kLinkErrorTypes[t],
+                               *value);
+            }
           }
         }
       }
@@ -292,14 +300,16 @@ void Renderer::RenderXid(const Snapshot& snapshot, Writer& writer) {
   std::string& out = writer.out();
   for (uint32_t slot : cache_->order) {
     if (slot >= snapshot.samples.size()) continue;
-    for (const auto& [code, count] : snapshot.samples[slot].xid_counts) {
-      out.append(family.name);
-      out.append(cache_->native[slot]);
-      out.append(",xid=\"");
-      AppendUnsigned(code, out);
-      out.append("\"} ");
-      AppendUnsigned(count, out);
-      out.push_back('\n');
+    for (const std::string& prefix : cache_->native[slot]) {
+      for (const auto& [code, count] : snapshot.samples[slot].xid_counts) {
+        out.append(family.name);
+        out.append(prefix);
+        out.append(",xid=\"");
+        AppendUnsigned(code, out);
+        out.append("\"} ");
+        AppendUnsigned(count, out);
+        out.push_back('\n');
+      }
     }
   }
   writer.End();
@@ -339,29 +349,31 @@ void Renderer::SortExtra(const Family& family, std::vector<uint32_t>& order) con
 }
 
 void Renderer::RenderExtra(const Family& family, Writer& writer) {
-  const std::vector<std::string>& prefixes =
-      family.base == LabelBase::kDcgm ? cache_->dcgm : cache_->native;
+  const Cache::Prefixes& prefixes = family.base == LabelBase::kDcgm ? cache_->dcgm : cache_->native;
   bool with_prefix = family.base != LabelBase::kNone;
   SortExtra(family, cache_->scratch);
   writer.Begin(family.name, family.help, family.type);
   std::string& out = writer.out();
+  static const std::vector<std::string> kNoPrefix = {""};
   for (uint32_t i : cache_->scratch) {
     const Sample& sample = family.samples[i];
-    out.append(family.name);
-    bool first = true;
-    if (with_prefix && sample.gpu >= 0) {
-      out.append(prefixes[sample.gpu]);
-      first = false;
-    } else if (!sample.labels.empty()) {
-      out.push_back('{');
+    const bool prefixed = with_prefix && sample.gpu >= 0;
+    for (const std::string& prefix : prefixed ? prefixes[sample.gpu] : kNoPrefix) {
+      out.append(family.name);
+      bool first = !prefixed;
+      if (prefixed) {
+        out.append(prefix);
+      } else if (!sample.labels.empty()) {
+        out.push_back('{');
+      }
+      for (const auto& [name, value] : sample.labels) {
+        AppendLabel(name, value, first, &out);
+        first = false;
+      }
+      out.append(first ? " " : "} ");
+      AppendValue(sample.value, &out);
+      out.push_back('\n');
     }
-    for (const auto& [name, value] : sample.labels) {
-      AppendLabel(name, value, first, &out);
-      first = false;
-    }
-    out.append(first ? " " : "} ");
-    AppendValue(sample.value, &out);
-    out.push_back('\n');
   }
   writer.End();
 }

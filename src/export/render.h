@@ -9,14 +9,20 @@
 //      Labels: gpu, UUID, pci_bus_id, device (nvidia<minor>), modelName,
 //      [GPU_I_PROFILE, GPU_I_ID on MIG instances], Hostname (or the configured
 //      name; absent with no_hostname or an empty hostname), then the file's
-//      label fields in file order.
+//      label fields in file order, then dcgm-exporter's attribution labels
+//      container, namespace, pod, hpc_job (each only when known).
 //   2. Native families (metrics set native or both): gpuscope_gpu_info,
 //      gpuscope_gpu_lost, gpuscope_gpu_last_sample_timestamp_seconds, then
 //      every catalog native
 //      family in catalog order, then gpuscope_nvlink_link_active,
 //      gpuscope_nvlink_link_errors_total and gpuscope_xid_errors_total.
 //      Labels: gpu, uuid (the MIG UUID on a MIG instance), [gpu_instance,
-//      mig_profile, compute_instance on MIG], then the row's fixed labels.
+//      mig_profile, compute_instance on MIG], then the attribution labels
+//      namespace, pod, container, hpc_job, workload (each only when known),
+//      then the row's fixed labels.
+//   A device with several holders (a shared GPU: several pods, or one job per
+//   line of an HPC mapping file) gets every series once per holder, each with
+//   that holder's labels, so series stay unique and every tenant is visible.
 //   3. The caller's extra Families, in the order given (serve adds the health
 //      module's, among them gpuscope_collector_stale).
 // Series of a family are ordered by GPU (index, then MIG instance), then by
@@ -42,6 +48,7 @@
 #include "export/counters.h"
 #include "export/family.h"
 #include "export/writer.h"
+#include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
 
 namespace gpuscope::prom {
@@ -81,6 +88,9 @@ class Renderer {
                                             Format format);
 
   const RenderOptions& options() const { return options_; }
+  // Whose work each device serves, for the attribution labels (null: none).
+  // Takes effect at the next Render.
+  void SetAttribution(AttributionPtr attribution) { attribution_ = std::move(attribution); }
 
  private:
   struct Plan;
@@ -100,7 +110,8 @@ class Renderer {
 
   RenderOptions options_;
   std::unique_ptr<Plan> plan_;    // families and headers, fixed per options
-  std::unique_ptr<Cache> cache_;  // per-GPU label prefixes, per inventory
+  std::unique_ptr<Cache> cache_;  // per-GPU label prefixes, per inventory and attribution
+  AttributionPtr attribution_;
   // Bodies handed out earlier, reused once no reader holds them: a cycle then
   // neither allocates nor faults in fresh pages.
   std::array<std::vector<std::shared_ptr<std::string>>, 2> pools_;

@@ -34,21 +34,26 @@ struct Renderer::Plan {
   std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
 };
 
-// Label prefixes per slot of Snapshot::gpus, rebuilt when the inventory (or
-// the driver facts and hostname) change: `{gpu="0",UUID="...",...` without the
-// closing brace, so a series appends its own labels and "} value".
+// Label prefixes per slot of Snapshot::gpus, one per holder of the device (or
+// one without attribution labels when it has none), rebuilt when the
+// inventory, the driver facts and hostname, or the attribution change:
+// `{gpu="0",UUID="...",...` without the closing brace, so a series appends its
+// own labels and "} value".
 struct Renderer::Cache {
+  using Prefixes = std::vector<std::vector<std::string>>;  // slot -> one per holder
   bool valid = false;
   SystemInfo system;
   std::vector<GpuInfo> gpus;
-  std::vector<std::string> dcgm, native;
-  std::vector<std::string> info;  // whole gpuscope_gpu_info line per slot
+  AttributionPtr attribution;
+  Prefixes dcgm, native;
+  std::vector<std::string> info;  // every gpuscope_gpu_info line of a slot
   std::vector<uint32_t> order;    // slots by GPU index, then MIG instance
   std::vector<uint32_t> rank;     // slot -> position in order
   std::vector<uint32_t> scratch;  // reused by sorts
 
-  bool Matches(const Snapshot& snapshot) const;
-  void Rebuild(const Snapshot& snapshot, const RenderOptions& options, const Plan& plan);
+  bool Matches(const Snapshot& snapshot, const AttributionPtr& attribution) const;
+  void Rebuild(const Snapshot& snapshot, const AttributionPtr& attribution,
+               const RenderOptions& options, const Plan& plan);
 };
 
 // Writes families to the text body, the OpenMetrics body or both. Series go

@@ -40,6 +40,46 @@ std::string DcgmPrefix(const SystemInfo& system, const GpuInfo& gpu, const Rende
   return s;
 }
 
+// Appends the labels whose value is known, in the order given.
+void AppendKnown(std::initializer_list<std::pair<std::string_view, const std::string*>> labels,
+                 std::string* s) {
+  for (const auto& [name, value] : labels) {
+    if (!value->empty()) AppendLabel(name, *value, false, s);
+  }
+}
+
+// dcgm-exporter's names and order.
+std::string DcgmHolderLabels(const Holder& h) {
+  std::string s;
+  AppendKnown({{"container", &h.container},
+               {"namespace", &h.namespace_name},
+               {"pod", &h.pod},
+               {"hpc_job", &h.hpc_job}},
+              &s);
+  return s;
+}
+
+std::string NativeHolderLabels(const Holder& h) {
+  std::string s;
+  AppendKnown({{"namespace", &h.namespace_name},
+               {"pod", &h.pod},
+               {"container", &h.container},
+               {"hpc_job", &h.hpc_job},
+               {"workload", &h.workload}},
+              &s);
+  return s;
+}
+
+// One prefix per holder (the plain prefix when there is none).
+std::vector<std::string> PerHolder(const std::string& plain, const std::vector<Holder>& holders,
+                                   std::string (*labels)(const Holder&)) {
+  if (holders.empty()) return {plain};
+  std::vector<std::string> out;
+  out.reserve(holders.size());
+  for (const Holder& h : holders) out.push_back(plain + labels(h));
+  return out;
+}
+
 std::string NativePrefix(const GpuInfo& gpu) {
   std::string s = "{";
   AppendLabel("gpu", Number(gpu.index), true, &s);
@@ -83,8 +123,10 @@ auto SortKey(const GpuInfo& gpu) {
 
 }  // namespace
 
-bool Renderer::Cache::Matches(const Snapshot& snapshot) const {
+bool Renderer::Cache::Matches(const Snapshot& snapshot,
+                              const AttributionPtr& current_attribution) const {
   if (!valid || gpus.size() != snapshot.gpus.size()) return false;
+  if (attribution != current_attribution) return false;
   const SystemInfo& s = snapshot.system;
   if (s.driver_version != system.driver_version || s.nvml_version != system.nvml_version ||
       s.cuda_version != system.cuda_version || s.hostname != system.hostname) {
@@ -96,18 +138,25 @@ bool Renderer::Cache::Matches(const Snapshot& snapshot) const {
   return true;
 }
 
-void Renderer::Cache::Rebuild(const Snapshot& snapshot, const RenderOptions& options,
-                              const Plan& plan) {
+void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& current_attribution,
+                              const RenderOptions& options, const Plan& plan) {
   system = snapshot.system;
   gpus = snapshot.gpus;
+  attribution = current_attribution;
+  static const Attribution kNobody;
+  const Attribution& holders = attribution ? *attribution : kNobody;
   std::size_t n = gpus.size();
   dcgm.resize(n);
   native.resize(n);
   info.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
-    dcgm[i] = DcgmPrefix(system, gpus[i], options, plan.label_fields);
-    native[i] = NativePrefix(gpus[i]);
-    info[i] = InfoLine(system, gpus[i], native[i], options);
+    const std::vector<Holder>& of = holders.Of(gpus[i]);
+    dcgm[i] =
+        PerHolder(DcgmPrefix(system, gpus[i], options, plan.label_fields), of, DcgmHolderLabels);
+    native[i] = PerHolder(NativePrefix(gpus[i]), of, NativeHolderLabels);
+    info[i].clear();
+    for (const std::string& prefix : native[i])
+      info[i] += InfoLine(system, gpus[i], prefix, options);
   }
   order.resize(n);
   std::iota(order.begin(), order.end(), 0u);
