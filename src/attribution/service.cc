@@ -135,8 +135,10 @@ void Service::Loop() {
       for (const auto& source : fresh->sources) errors.push_back(source.error);
       if (errors != last_errors) {  // log changes only, not every failed retry
         for (const auto& source : fresh->sources) {
-          if (!source.up) spdlog::warn("attribution source {} is down: {}", source.name, source.error);
-          else spdlog::info("attribution source {} is up", source.name);
+          if (!source.up)
+            spdlog::warn("attribution source {} is down: {}", source.name, source.error);
+          else
+            spdlog::info("attribution source {} is up", source.name);
         }
         last_errors = std::move(errors);
       }

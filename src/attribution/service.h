@@ -25,11 +25,11 @@
 namespace gpuscope::attribution {
 
 struct ServiceOptions {
-  bool kubernetes = false;    // -k: ask the kubelet's pod-resources API
-  KubeletOptions kubelet;     // socket, timeout, message limit
-  std::string hpc_job_dir;    // --hpc-job-mapping-dir; empty: off
-  double refresh_s = 10;      // period between refreshes
-  double change_poll_s = 1;   // how often the kubelet socket is checked for replacement
+  bool kubernetes = false;   // -k: ask the kubelet's pod-resources API
+  KubeletOptions kubelet;    // socket, timeout, message limit
+  std::string hpc_job_dir;   // --hpc-job-mapping-dir; empty: off
+  double refresh_s = 10;     // period between refreshes
+  double change_poll_s = 1;  // how often the kubelet socket is checked for replacement
 };
 
 // One refresh, without a thread: what Service publishes (pure but for I/O).

@@ -60,7 +60,8 @@ TEST_F(ServiceTest, CollectJoinsPodsAndJobs) {
   const Attribution a = Collect(service_options_, devices_);
   EXPECT_TRUE(Up(a, "kubelet"));
   EXPECT_TRUE(Up(a, "hpc"));
-  EXPECT_EQ(a.Of(devices_[0]), (std::vector<Holder>{{"ml", "trainer-q7x4z", "main", "", "trainer"}}));
+  EXPECT_EQ(a.Of(devices_[0]),
+            (std::vector<Holder>{{"ml", "trainer-q7x4z", "main", "", "trainer"}}));
   EXPECT_EQ(a.Of(devices_[1]),
             (std::vector<Holder>{{"inf", "api-b2c4d", "srv", "", "api"},
                                  {"inf", "web-7d9f8c6b4-x2kq9", "srv", "", "web"}}));

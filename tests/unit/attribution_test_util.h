@@ -33,8 +33,8 @@ class FakeKubelet final : public v1::PodResourcesLister::Service {
 };
 
 inline void AddPod(v1::ListPodResourcesResponse& r, const std::string& ns, const std::string& name,
-            const std::string& container, const std::string& resource,
-            const std::vector<std::string>& ids) {
+                   const std::string& container, const std::string& resource,
+                   const std::vector<std::string>& ids) {
   auto* pod = r.add_pod_resources();
   pod->set_name(name);
   pod->set_namespace_(ns);
@@ -48,8 +48,8 @@ inline void AddPod(v1::ListPodResourcesResponse& r, const std::string& ns, const
 class KubeletTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gpuscope-kubelet-" + std::to_string(::getpid()));
+    dir_ =
+        std::filesystem::temp_directory_path() / ("gpuscope-kubelet-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir_);
     options_.socket = (dir_ / "kubelet.sock").string();
     options_.timeout = std::chrono::seconds(20);
