@@ -13,7 +13,7 @@ packages=(
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
-  apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
+  python3-grpcio apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
   wrk nginx-light valgrind procps docker-compose
 )
 

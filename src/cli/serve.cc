@@ -93,7 +93,6 @@ Status Configure(Invocation& inv, Service& s) {
   const std::string scenario = ScenarioName(s.config.nvml, Env);
   s.simulated = !scenario.empty();
   s.source = s.simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
-  if (s.config.kubernetes) spdlog::warn("-k/--kubernetes: pod labels are not supported yet");
   return Status::Ok();
 }
 
@@ -109,6 +108,7 @@ serve::AgentOptions MakeAgentOptions(const Service& s) {
   o.stale_after_s = c.stale_after_s;
   o.xid_window_s = c.xid_window_s;
   o.source = s.source;
+  o.attribution = c.attribution;
   o.frozen_time = FrozenTime(s.simulated);
   return o;
 }

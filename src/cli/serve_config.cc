@@ -72,6 +72,28 @@ Status SetAnalysis(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
+Status SetAttribution(const Settings& s, ServeConfig& c) {
+  attribution::ServiceOptions& a = c.attribution;
+  a.kubernetes = s.Flag("kubernetes");
+  const std::string& id_type = s.Get("kubernetes-gpu-id-type");
+  if (id_type != "uid" && id_type != "device-name") {
+    return Status::InvalidArgument("kubernetes-gpu-id-type: '" + id_type +
+                                   "' is not uid or device-name");
+  }
+  a.kubelet.socket = s.Get("pod-resources-kubelet-socket");
+  std::string_view names = s.Get("nvidia-resource-names");
+  while (!names.empty()) {
+    const std::string_view name = names.substr(0, names.find(','));
+    names.remove_prefix(std::min(names.size(), name.size() + 1));
+    if (!name.empty()) a.kubelet.extra_resources.emplace_back(name);
+  }
+  a.hpc_job_dir = s.Get("hpc-job-mapping-dir");
+  Result<double> refresh = s.Seconds("attribution-refresh");  // range checked by the table
+  if (!refresh.ok()) return refresh.status();
+  a.refresh_s = *refresh;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ServeConfig> BuildServeConfig(const Settings& settings) {
@@ -83,12 +105,7 @@ Result<ServeConfig> BuildServeConfig(const Settings& settings) {
   Result<collect::DeviceSelection> devices = collect::ParseDcgmDevices(settings.Get("devices"));
   if (!devices.ok()) return devices.status().Context("devices");
   c.sampler.devices = *devices;
-  c.kubernetes = settings.Flag("kubernetes");
-  const std::string& id_type = settings.Get("kubernetes-gpu-id-type");
-  if (id_type != "uid" && id_type != "device-name") {
-    return Status::InvalidArgument("kubernetes-gpu-id-type: '" + id_type +
-                                   "' is not uid or device-name");
-  }
+  GPUSCOPE_RETURN_IF_ERROR(SetAttribution(settings, c));
   if (settings.Origin("nvml-lib") != "default") c.nvml.nvml_lib = settings.Get("nvml-lib");
   c.nvml.simulate = settings.Get("simulate");
   c.log_level = settings.Get("log-level");

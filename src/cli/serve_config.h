@@ -17,6 +17,7 @@
 #include <string>
 
 #include "analysis/monitor.h"
+#include "attribution/service.h"
 #include "cli/common_options.h"
 #include "cli/settings.h"
 #include "collect/sampler.h"
@@ -34,12 +35,12 @@ struct ServeConfig {
   http::ServerOptions server;
   health::HealthOptions health;
   analysis::MonitorOptions monitor;
-  CommonOptions nvml;         // --nvml-lib / --simulate from any source
-  std::string counters_path;  // -f; "" = dcgm-exporter's default counters
-  std::string hostname;       // --hostname; "" = the machine's
-  double stale_after_s = 3;   // /health turns 503 past this cycle age
-  double xid_window_s = 300;  // -x in seconds
-  bool kubernetes = false;    // -k (accepted; no pod labels yet)
+  CommonOptions nvml;                       // --nvml-lib / --simulate from any source
+  std::string counters_path;                // -f; "" = dcgm-exporter's default counters
+  std::string hostname;                     // --hostname; "" = the machine's
+  double stale_after_s = 3;                 // /health turns 503 past this cycle age
+  double xid_window_s = 300;                // -x in seconds
+  attribution::ServiceOptions attribution;  // -k, kubelet socket, HPC directory, refresh
   std::string log_level = "info";
 };
 

@@ -40,9 +40,26 @@ Agent::Agent(AgentOptions options)
                                   : collect::Clock(collect::SystemClock)) {
   exporter_ = std::make_unique<Exporter>(MakeExporterOptions(options_), clock_);
   sampler_ = std::make_unique<collect::Sampler>(options_.sampler, clock_);
-  sampler_->OnPublish(
-      [this](const SnapshotPtr& snapshot) { exporter_->OnSnapshot(snapshot, sampler_->window()); });
+  const attribution::ServiceOptions& a = options_.attribution;
+  if (a.kubernetes || !a.hpc_job_dir.empty()) {
+    attribution_ = std::make_unique<attribution::Service>(a);
+    exporter_->SetAttributionSource([service = attribution_.get()] { return service->Latest(); });
+  }
+  sampler_->OnPublish([this](const SnapshotPtr& snapshot) {
+    UpdateAttributedDevices(*snapshot);
+    exporter_->OnSnapshot(snapshot, sampler_->window());
+  });
   server_ = std::make_unique<http::Server>(options_.server);
+}
+
+void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
+  if (!attribution_) return;
+  std::vector<std::string> keys;
+  keys.reserve(snapshot.gpus.size());
+  for (const GpuInfo& gpu : snapshot.gpus) keys.push_back(Attribution::DeviceKey(gpu));
+  if (keys == attributed_devices_) return;
+  attributed_devices_ = std::move(keys);
+  attribution_->SetDevices(snapshot.gpus);
 }
 
 Agent::~Agent() { Stop(); }
@@ -90,6 +107,7 @@ void Agent::Stop() {
   if (stopped_) return;
   stopped_ = true;
   server_->Stop();
+  if (attribution_) attribution_->Stop();
   if (events_) events_->Stop();
   sampler_->Stop();
 }

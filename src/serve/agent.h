@@ -11,6 +11,9 @@
 // once a library is open. Start fails only for the server (address in use,
 // bad web-config).
 //
+// Attribution (pod, job) refreshes on its own thread; the sampler's hook hands
+// it the inventory when that changes, and each render reads its latest map.
+//
 // Thread safety: Start, Poll, SetCounters, ReloadWebConfig and Stop are
 // called from one thread (the CLI's main thread); the sampler, event and
 // server threads only reach the Exporter, which is thread-safe.
@@ -21,6 +24,7 @@
 #include <string>
 
 #include "analysis/monitor.h"
+#include "attribution/service.h"
 #include "collect/sampler.h"
 #include "export/counters.h"
 #include "export/render.h"
@@ -43,6 +47,9 @@ struct AgentOptions {
   double stale_after_s = 3;   // /health turns 503 past this cycle age
   double xid_window_s = 300;  // the event thread's XID window
   std::string source;         // what is watched, for logs and the index page
+  // Pod and job labels (attribution/service.h); off unless -k or an HPC
+  // mapping directory is given.
+  attribution::ServiceOptions attribution;
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;
@@ -71,6 +78,9 @@ class Agent {
   uint16_t port() const { return server_->port(); }
 
  private:
+  // Hands the attribution service the inventory when it changed.
+  void UpdateAttributedDevices(const Snapshot& snapshot);
+
   AgentOptions options_;
   collect::Clock clock_;
   // Destroyed in reverse: the event thread, then the server, then the sampler
@@ -78,6 +88,8 @@ class Agent {
   std::unique_ptr<Exporter> exporter_;
   std::unique_ptr<collect::Sampler> sampler_;
   std::unique_ptr<http::Server> server_;
+  std::unique_ptr<attribution::Service> attribution_;    // null when off
+  std::vector<std::string> attributed_devices_;          // device keys it was last given
   std::shared_ptr<const nvml::Library> events_library_;  // outlives events_
   std::unique_ptr<health::EventMonitor> events_;
   bool events_tried_ = false;

@@ -44,6 +44,19 @@ prom::Family CollectorUp(const Snapshot& snapshot) {
   return family;
 }
 
+// gpuscope_attribution_up{source}: one sample per enabled source.
+prom::Family AttributionUp(const Attribution& attribution) {
+  prom::Family family =
+      SelfFamily("gpuscope_attribution_up",
+                 "1 when the attribution source (kubelet, hpc) answered at its last refresh; "
+                 "0 while it is down (its labels are missing meanwhile).",
+                 prom::FamilyType::kGauge);
+  for (const AttributionSource& source : attribution.sources) {
+    family.samples.push_back({-1, {{"source", source.name}}, source.up ? 1.0 : 0.0});
+  }
+  return family;
+}
+
 }  // namespace
 
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
@@ -87,6 +100,7 @@ struct Exporter::State {
   health::HealthState health_state;
   analysis::DiagnosisMonitor monitor;
   EventSource events;
+  AttributionSource attribution;
   std::shared_ptr<const Snapshot> snapshot;  // with events applied and host name set
   health::HealthReport report;
 
@@ -119,6 +133,9 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
 std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
   State& s = *state_;
   std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock);
+  const AttributionPtr attribution = s.attribution ? s.attribution() : nullptr;
+  s.renderer->SetAttribution(attribution);
+  if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
   for (auto& family : health::ToFamilies(s.report, s.options.health_families)) {
     extra.push_back(std::move(family));
   }
@@ -174,6 +191,11 @@ void Exporter::SetCounters(prom::CounterSet counters) {
 void Exporter::SetEventSource(EventSource source) {
   std::lock_guard lock(mu_);
   state_->events = std::move(source);
+}
+
+void Exporter::SetAttributionSource(AttributionSource source) {
+  std::lock_guard lock(mu_);
+  state_->attribution = std::move(source);
 }
 
 }  // namespace gpuscope::serve

@@ -33,6 +33,7 @@
 #include "collect/sampler.h"
 #include "export/counters.h"
 #include "export/render.h"
+#include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/window.h"
 #include "health/checks.h"
@@ -72,6 +73,7 @@ health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
 class Exporter {
  public:
   using EventSource = std::function<health::EventState()>;
+  using AttributionSource = std::function<AttributionPtr()>;
 
   Exporter(ExporterOptions options, collect::Clock clock);
   ~Exporter();
@@ -94,6 +96,9 @@ class Exporter {
   void SetCounters(prom::CounterSet counters);
   // Where XID and other event counts come from (null: none yet).
   void SetEventSource(EventSource source);
+  // Whose work each GPU serves (null: no attribution labels): read at every
+  // render, so a refreshed map shows from the next cycle on.
+  void SetAttributionSource(AttributionSource source);
 
  private:
   struct State;

@@ -53,9 +53,28 @@ TEST(ServeConfig, DcgmExporterFlags) {
   EXPECT_EQ(c->sampler.devices.kind, collect::DeviceSelection::Kind::kGpus);
   EXPECT_EQ(c->sampler.devices.numbers, (std::vector<unsigned>{0, 2}));
   EXPECT_EQ(c->xid_window_s, 60.0);
-  EXPECT_TRUE(c->kubernetes);
+  EXPECT_TRUE(c->attribution.kubernetes);
+  EXPECT_EQ(c->attribution.kubelet.socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
   EXPECT_EQ(c->server.web_config_file, "/etc/web.yml");
   EXPECT_TRUE(ValidateOptions(c->sampler).ok());
+}
+
+TEST(ServeConfig, AttributionOptions) {
+  auto c = Build({"--hpc-job-mapping-dir", "/run/jobs", "--attribution-refresh", "30s",
+                  "--nvidia-resource-names", "nvidia.com/gpu.shared,,example.com/gpu"},
+                 {{"GPUSCOPE_POD_RESOURCES_KUBELET_SOCKET", "/k/kubelet.sock"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_FALSE(c->attribution.kubernetes);
+  EXPECT_EQ(c->attribution.hpc_job_dir, "/run/jobs");
+  EXPECT_EQ(c->attribution.refresh_s, 30.0);
+  EXPECT_EQ(c->attribution.kubelet.socket, "/k/kubelet.sock");
+  EXPECT_EQ(c->attribution.kubelet.extra_resources,
+            (std::vector<std::string>{"nvidia.com/gpu.shared", "example.com/gpu"}));
+  for (const char* bad : {"0", "50ms", "2h"}) {
+    auto refused = Build({"--attribution-refresh", bad});
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_NE(refused.status().message().find("attribution-refresh"), std::string::npos);
+  }
 }
 
 TEST(ServeConfig, EnvironmentAndNativeOptions) {

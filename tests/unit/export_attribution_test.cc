@@ -26,8 +26,8 @@ AttributionPtr ThreeTenants(const Snapshot& snapshot) {
   auto a = std::make_shared<Attribution>();
   a->holders[Attribution::DeviceKey(snapshot.gpus[0])] = {
       {"ml", "trainer-q7x4z", "main", "", "trainer"}};
-  a->holders[Attribution::DeviceKey(snapshot.gpus[1])] = {
-      {"inf", "api-b2c4d", "srv", "", "api"}, {"inf", "web-x2kq9", "srv", "", "web"}};
+  a->holders[Attribution::DeviceKey(snapshot.gpus[1])] = {{"inf", "api-b2c4d", "srv", "", "api"},
+                                                          {"inf", "web-x2kq9", "srv", "", "web"}};
   a->holders[Attribution::DeviceKey(snapshot.gpus[2])] = {{"", "", "", "4242", "4242"}};
   return a;
 }
@@ -57,13 +57,16 @@ TEST(RenderAttribution, NativeLabelsOnEveryPerGpuFamily) {
   const Snapshot snapshot = FullSnapshot(3);
   Renderer renderer(RenderOptions{});
   renderer.SetAttribution(ThreeTenants(snapshot));
-  Family extra{"gpuscope_test_extra", "help", FamilyType::kGauge, LabelBase::kNative,
+  Family extra{"gpuscope_test_extra",
+               "help",
+               FamilyType::kGauge,
+               LabelBase::kNative,
                {{1, {{"check", "x"}}, 1}}};
   const std::string body = *renderer.Render(snapshot, std::span(&extra, 1), Format::kText);
-  for (std::string_view family : {"gpuscope_gpu_info{gpu=\"1\"", "gpuscope_gpu_lost{gpu=\"1\"",
-                                   "gpuscope_nvlink_link_active{gpu=\"1\"",
-                                   "gpuscope_xid_errors_total{gpu=\"1\"",
-                                   "gpuscope_test_extra{gpu=\"1\""}) {
+  for (std::string_view family :
+       {"gpuscope_gpu_info{gpu=\"1\"", "gpuscope_gpu_lost{gpu=\"1\"",
+        "gpuscope_nvlink_link_active{gpu=\"1\"", "gpuscope_xid_errors_total{gpu=\"1\"",
+        "gpuscope_test_extra{gpu=\"1\""}) {
     const auto lines = Lines(body, family);
     ASSERT_FALSE(lines.empty()) << family;
     size_t api = 0, web = 0;

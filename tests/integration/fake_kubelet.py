@@ -1,0 +1,76 @@
+"""A fake kubelet for the attribution tests: the pod-resources API v1
+(`/v1.PodResourcesLister/List`) over a unix socket, served with Debian's
+python3-grpcio. The answer is protobuf, encoded here by hand from the API's
+field numbers (no generated code needed), and can be changed while serving;
+stop() and start() behave like a kubelet restart (the socket goes away and
+comes back as a new file).
+
+Pods are given as (namespace, pod, container, resource, [device ids]).
+"""
+import os
+from concurrent import futures
+
+import grpc
+
+
+def _varint(n):
+    out = bytearray()
+    while True:
+        byte = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number, payload):
+    if isinstance(payload, str):
+        payload = payload.encode()
+    return _varint(number << 3 | 2) + _varint(len(payload)) + payload
+
+
+def encode_pods(pods):
+    """ListPodResourcesResponse{pod_resources=1: PodResources{name=1,
+    namespace=2, containers=3: ContainerResources{name=1, devices=2:
+    ContainerDevices{resource_name=1, device_ids=2}}}}"""
+    body = b""
+    for namespace, pod, container, resource, ids in pods:
+        devices = _field(1, resource) + b"".join(_field(2, i) for i in ids)
+        containers = _field(1, container) + _field(2, devices)
+        body += _field(1, _field(1, pod) + _field(2, namespace) + _field(3, containers))
+    return body
+
+
+class FakeKubelet:
+    def __init__(self, socket_path, pods=()):
+        self.socket_path = socket_path
+        self.answer = encode_pods(pods)
+        self.calls = 0
+        self.server = None
+
+    def set_pods(self, pods):
+        self.answer = encode_pods(pods)
+
+    def _list(self, request, context):
+        self.calls += 1
+        return self.answer
+
+    def start(self):
+        handler = grpc.method_handlers_generic_handler("v1.PodResourcesLister", {
+            "List": grpc.unary_unary_rpc_method_handler(
+                self._list, request_deserializer=lambda b: b,
+                response_serializer=lambda b: b)})
+        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2),
+                                  options=[("grpc.max_send_message_length", -1)])
+        self.server.add_generic_rpc_handlers((handler,))
+        self.server.add_insecure_port("unix:" + self.socket_path)
+        self.server.start()
+
+    def stop(self):
+        if self.server:
+            self.server.stop(0).wait()
+            self.server = None
+        if os.path.exists(self.socket_path):
+            os.unlink(self.socket_path)
