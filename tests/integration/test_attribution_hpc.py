@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Slurm attribution end to end: `gpuscope serve --hpc-job-mapping-dir` on the
+simulated 8 x H100 node. A prolog's file appears while serving and its job
+shows as hpc_job (and workload) on every series of that GPU within a refresh;
+two jobs on one GPU give two copies of each series; the epilog removes the
+file and the label goes; the directory itself vanishing turns
+gpuscope_attribution_up{source="hpc"} to 0 without stopping the metrics.
+"""
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import Serve, check  # noqa: E402
+
+
+def wait_until(agent, predicate, what, timeout=30):
+    deadline = time.time() + timeout
+    body = ""
+    while time.time() < deadline:
+        status, _, body = agent.get("/metrics")
+        if status == 200 and predicate(body):
+            return body
+        time.sleep(0.2)
+    raise AssertionError("%s: not within %ss\n%s" % (what, timeout, agent.output()[-2000:]))
+
+
+def lines(body, prefix):
+    return [l for l in body.splitlines() if l.startswith(prefix)]
+
+
+def main():
+    jobs = tempfile.mkdtemp(prefix="gpuscope-hpc-")
+    try:
+        with Serve(["--simulate", "training-8xh100", "--hpc-job-mapping-dir", jobs,
+                    "--attribution-refresh", "500ms"]) as agent:
+            agent.wait_healthy()
+            wait_until(agent, lambda b: 'gpuscope_attribution_up{source="hpc"} 1' in b, "hpc up")
+            with open(os.path.join(jobs, "2"), "w") as f:
+                f.write("4242\n")
+            body = wait_until(agent, lambda b: 'hpc_job="4242"' in b, "the prolog's job")
+            util = lines(body, 'DCGM_FI_DEV_GPU_UTIL{gpu="2"')
+            check(len(util) == 1 and 'hpc_job="4242"}' in util[0], "GPU 2: %s" % util)
+            busy = lines(body, 'gpuscope_gpu_busy_seconds_total{gpu="2"')
+            check(len(busy) == 1 and 'hpc_job="4242",workload="4242"}' in busy[0],
+                  "native labels: %s" % busy)
+            check(not any("hpc_job" in l for l in lines(body, 'DCGM_FI_DEV_GPU_UTIL{gpu="3"')),
+                  "GPU 3 has no job")
+
+            with open(os.path.join(jobs, "2"), "a") as f:
+                f.write("4243\n")
+            body = wait_until(agent, lambda b: 'hpc_job="4243"' in b, "a second job")
+            check(len(lines(body, 'DCGM_FI_DEV_GPU_UTIL{gpu="2"')) == 2, "one series per job")
+
+            os.unlink(os.path.join(jobs, "2"))  # the epilog
+            wait_until(agent, lambda b: "hpc_job=" not in b, "labels gone after the epilog")
+            shutil.rmtree(jobs)
+            body = wait_until(agent, lambda b: 'gpuscope_attribution_up{source="hpc"} 0' in b,
+                              "hpc down without its directory")
+            check(len(lines(body, "DCGM_FI_DEV_GPU_UTIL{")) == 8, "metrics go on")
+    finally:
+        shutil.rmtree(jobs, ignore_errors=True)
+    print("attribution: HPC job mapping followed while serving")
+
+
+if __name__ == "__main__":
+    main()
