@@ -18,7 +18,7 @@
 namespace gpuscope {
 
 struct WindowPoint {
-  double t = 0;  // unix seconds (or scenario seconds in offline analysis)
+  double t = 0;  // unix seconds (or scenario seconds in stepped sampling)
   std::array<float, kMetricCount> values{};
   std::bitset<kMetricCount> present;
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <cctype>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -129,39 +128,6 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
     gpus.push_back(std::move(g));
   }
   return nlohmann::json{{"gpus", gpus}}.dump(2) + "\n";
-}
-
-Result<double> ParseDuration(std::string_view text) {
-  auto bad = [&] {
-    return Status::InvalidArgument("bad duration '" + std::string(text) +
-                                   "' (want e.g. 300, 90s, 5m, 1h, 1m30s)");
-  };
-  if (text.empty()) return bad();
-  double total = 0;
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-      ++i;
-    if (i == start) return bad();
-    double v = 0;
-    try {
-      v = std::stod(std::string(text.substr(start, i - start)));
-    } catch (...) {
-      return bad();
-    }
-    double unit = 1;
-    if (i < text.size()) {
-      char c = text[i++];
-      unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : 0;
-      if (unit == 0) return bad();
-    } else if (start != 0) {
-      return bad();  // "1m30" is ambiguous
-    }
-    total += v * unit;
-  }
-  if (!(total > 0) || !std::isfinite(total)) return bad();
-  return total;
 }
 
 }  // namespace gpuscope::analysis

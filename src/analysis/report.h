@@ -44,9 +44,6 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 //  "unit", "met"}], "oom_eta_seconds"?}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
 
-// "300", "300s", "5m", "1h", "1m30s" -> seconds. Errors name the text.
-Result<double> ParseDuration(std::string_view text);
-
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".
 std::string GpuLabel(const GpuInfo& info);
 

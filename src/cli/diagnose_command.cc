@@ -7,12 +7,12 @@
 #include <cstdlib>
 #include <ostream>
 
-#include "analysis/offline.h"
 #include "analysis/report.h"
 #include "cli/options.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
 #include "collect/selection.h"
+#include "collect/stepped.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -29,12 +29,12 @@ struct Sampled {
 Result<Sampled> SampleOffline(const std::string& library, double window_seconds) {
   Result<double> start = SimStartTime(std::getenv("GPUSCOPE_SIM_START_TIME"));
   if (!start.ok()) return start.status();
-  analysis::OfflineOptions options;
+  collect::SteppedOptions options;
   options.nvml_path = library;
   options.start_seconds = *start;
   options.end_seconds = *start + window_seconds;
   options.step_seconds = kStepSeconds;
-  Result<analysis::OfflineRun> run = analysis::SampleScenario(options);
+  Result<collect::SteppedRun> run = collect::SampleSteps(options);
   if (!run.ok()) return run.status();
   return Sampled{std::move(run->sampler), std::move(run->snapshot)};
 }
@@ -85,7 +85,7 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--json" && !o.inline_value) {
           out.json = true;
         } else if (o.flag == "--window" || o.flag == "-w") {
-          Result<double> seconds = analysis::ParseDuration(o.value);
+          Result<double> seconds = ParseCommandDuration(o.value);
           if (!seconds.ok()) {
             return Status::InvalidArgument("--window: " + seconds.status().message());
           }

@@ -2,7 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include "analysis/report.h"
 #include "cli/options.h"
 #include "collect/selection.h"
 #include "health/report.h"
@@ -23,7 +22,7 @@ Result<HealthArgs> ParseHealthArgs(const std::vector<std::string>& args) {
         } else if ((o.flag == "-v" || o.flag == "--verbose") && !o.inline_value) {
           out.verbose = true;
         } else if (o.flag == "--watch") {
-          Result<double> seconds = analysis::ParseDuration(o.value);
+          Result<double> seconds = ParseCommandDuration(o.value);
           if (!seconds.ok())
             return Status::InvalidArgument("--watch: " + seconds.status().message());
           out.watch_seconds = *seconds;

@@ -15,8 +15,7 @@ class NvmlNode : public Node {
   NvmlNode(std::unique_ptr<collect::Sampler> sampler, std::string scenario)
       : sampler_(std::move(sampler)), scenario_(std::move(scenario)) {
     std::shared_ptr<const nvml::Library> library = sampler_->library();
-    simulated_ =
-        !scenario_.empty() || (library && library->FindSymbol("gpuscopeSimLastError") != nullptr);
+    simulated_ = !scenario_.empty() || (library && library->sim().present());
   }
 
   Result<SnapshotPtr> Sample() override {

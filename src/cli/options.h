@@ -1,6 +1,6 @@
 // Walks a subcommand's arguments: "--flag=value", "--flag value" and
 // "-f value" for flags that take a value, bare switches otherwise, with the
-// same error sentences for every command.
+// same error sentences for every command; and the values they share.
 // Thread safety: pure functions.
 #pragma once
 
@@ -32,5 +32,11 @@ Status ForEachOption(const std::vector<std::string>& args, std::string_view comm
 
 // "Unknown option "--x" for gpuscope <command>; see gpuscope <command> --help."
 Status UnknownOption(const Option& option, std::string_view command);
+
+// A subcommand's duration flag (health --watch, diagnose --window, top's
+// interval): "300", "300s", "5m", "1h", "1m30s" -> seconds (> 0); a bare
+// number is seconds. Errors name the text. (serve's settings read durations
+// with ParseDuration in settings.h, where a bare number is milliseconds.)
+Result<double> ParseCommandDuration(std::string_view text);
 
 }  // namespace gpuscope::cli

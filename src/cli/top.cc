@@ -84,7 +84,7 @@ Result<double> ParseInterval(const std::string& text) {
     if (end == text.c_str() + text.size() - 2 && ms > 0) return ms / 1000;
     return Status::InvalidArgument("--interval: bad duration '" + text + "'");
   }
-  Result<double> seconds = analysis::ParseDuration(text);
+  Result<double> seconds = ParseCommandDuration(text);
   if (!seconds.ok()) return Status::InvalidArgument("--interval: " + seconds.status().message());
   return *seconds;
 }

@@ -51,7 +51,8 @@ namespace gpuscope::collect {
 struct Reading;
 struct Tiers;
 
-// Unix seconds now; injectable so that tests and offline analysis drive time.
+// Unix seconds now; injectable so that tests and stepped sampling (stepped.h)
+// drive time.
 using Clock = std::function<double()>;
 double SystemClock();
 

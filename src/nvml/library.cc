@@ -15,9 +15,6 @@ enum class Need { kRequired, kOptional };
 constexpr Need Required = Need::kRequired;
 constexpr Need Optional = Need::kOptional;
 
-// The simulator's extension: why its nvmlInit failed, e.g. a bad scenario.
-constexpr const char* kSimLastErrorSymbol = "gpuscopeSimLastError";
-
 Status::Code CodeFor(int rc) {
   switch (rc) {
     case kNotSupported:
@@ -112,6 +109,9 @@ Status Library::ResolveSymbols() {
 #undef GPUSCOPE_NVML_RESOLVE
   api_->nvmlErrorString =
       reinterpret_cast<decltype(api_->nvmlErrorString)>(dlsym(handle_, "nvmlErrorString"));
+  sim_.last_error = reinterpret_cast<SimHooks::LastError>(dlsym(handle_, "gpuscopeSimLastError"));
+  sim_.set_time = reinterpret_cast<SimHooks::SetTime>(dlsym(handle_, "gpuscopeSimSetTime"));
+  sim_.get_time = reinterpret_cast<SimHooks::GetTime>(dlsym(handle_, "gpuscopeSimGetTime"));
   if (missing.empty()) return Status::Ok();
   return Status::NotSupported("NVIDIA driver library " + path_ + " lacks required symbol " +
                               missing + " (driver too old?)");
@@ -132,9 +132,8 @@ Status Library::Init() {
                "is the nvidia module loaded? use --simulate SCENARIO to run without a GPU)")
         .WithDetail(rc);
   }
-  using SimLastError = const char* (*)();
-  if (auto sim_error = reinterpret_cast<SimLastError>(FindSymbol(kSimLastErrorSymbol))) {
-    const char* message = sim_error();
+  if (sim_.last_error != nullptr) {
+    const char* message = sim_.last_error();
     if (message != nullptr && *message != '\0')
       return MakeStatus(CodeFor(rc), message).WithDetail(rc);
   }

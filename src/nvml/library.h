@@ -15,6 +15,10 @@
 // -> kInvalidArgument; anything else -> kInternal. ReturnCodeOf() recovers the
 // exact NVML code from such a Status.
 //
+// The simulator (sim/) exports a few extension symbols besides NVML's; they
+// are resolved at Open into sim() and are all null on a real driver. Driving
+// the simulator's clock goes through them, here at the NVML seam.
+//
 // Thread safety: immutable after Open; all const methods may be called from
 // any thread (NVML is thread safe). Devices borrow the Library, which must
 // outlive them; it is neither copyable nor movable (owned by unique_ptr).
@@ -33,6 +37,19 @@
 namespace gpuscope::nvml {
 
 struct Api;
+
+// The simulator's extension symbols (sim/README.md); null when absent.
+struct SimHooks {
+  using LastError = const char* (*)();
+  using SetTime = void (*)(double);
+  using GetTime = double (*)();
+  LastError last_error = nullptr;  // gpuscopeSimLastError: why the last init failed
+  SetTime set_time = nullptr;      // gpuscopeSimSetTime: freeze scenario time here
+  GetTime get_time = nullptr;      // gpuscopeSimGetTime: the scenario time now
+
+  // True when the library is gpuscope's simulator.
+  bool present() const { return last_error != nullptr; }
+};
 
 class Library {
  public:
@@ -69,6 +86,8 @@ class Library {
   std::vector<std::string> MissingSymbols() const;
   // dlsym on the loaded library, for extension symbols outside the table.
   void* FindSymbol(const char* name) const;
+  // The simulator's extension symbols (all null on a real driver).
+  const SimHooks& sim() const { return sim_; }
 
   // The typed function table (declared in nvml/api.h; src/nvml only).
   const Api& api() const { return *api_; }
@@ -85,6 +104,7 @@ class Library {
   std::string path_;
   void* handle_ = nullptr;
   std::unique_ptr<Api> api_;
+  SimHooks sim_;
   bool initialized_ = false;
   std::string driver_version_;
   std::string nvml_version_;

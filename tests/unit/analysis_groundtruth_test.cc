@@ -11,8 +11,8 @@
 #include <map>
 #include <set>
 
-#include "analysis/offline.h"
 #include "analysis/report.h"
+#include "collect/stepped.h"
 #include "sim_fixture.h"
 
 namespace gpuscope::analysis {
@@ -124,11 +124,11 @@ TEST(GroundTruth, ScenarioSuite) {
   Confusion confusion;
   std::string mistakes;
   for (const Expectation& e : suite) {
-    OfflineOptions o;
+    test_support::ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO", e.scenario);
+    collect::SteppedOptions o;
     o.nvml_path = test_support::SimLibraryPath();
-    o.scenario = e.scenario;
     o.end_seconds = e.end;
-    Result<OfflineRun> run = SampleScenario(o);
+    Result<collect::SteppedRun> run = collect::SampleSteps(o);
     ASSERT_TRUE(run.ok()) << e.scenario << ": " << run.status().message();
     std::vector<GpuDiagnosis> results =
         RunDiagnose(*run->snapshot, run->sampler->window(), RunOptions{});

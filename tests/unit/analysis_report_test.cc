@@ -55,20 +55,6 @@ TEST(WindowStats, CounterRateAndReasonBits) {
   EXPECT_NEAR(*ReasonShare(points, 0x80), 0, 1e-9);
 }
 
-TEST(ParseDuration, Forms) {
-  EXPECT_DOUBLE_EQ(*ParseDuration("300"), 300);
-  EXPECT_DOUBLE_EQ(*ParseDuration("5m"), 300);
-  EXPECT_DOUBLE_EQ(*ParseDuration("1m30s"), 90);
-  EXPECT_DOUBLE_EQ(*ParseDuration("1h"), 3600);
-  for (const char* bad : {"", "m", "5x", "1m30", "-5m", "0"}) {
-    Result<double> r = ParseDuration(bad);
-    EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) {
-      EXPECT_THAT(r.status().message(), HasSubstr("bad duration"));
-    }
-  }
-}
-
 // A snapshot + window of one thermally throttled H100 and one idle-held A100.
 struct Node {
   Snapshot snapshot;

@@ -1,9 +1,12 @@
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "cli/options.h"
 
 namespace gpuscope::cli {
 namespace {
+
+using ::testing::HasSubstr;
 
 std::vector<Option> Scan(std::vector<std::string> args, Status* status) {
   std::vector<Option> seen;
@@ -46,6 +49,20 @@ TEST(Options, HandlerErrorStopsTheWalk) {
   });
   EXPECT_EQ(status.message(), "no -a");
   EXPECT_EQ(calls, 1);
+}
+
+TEST(ParseCommandDuration, Forms) {
+  EXPECT_DOUBLE_EQ(*ParseCommandDuration("300"), 300);
+  EXPECT_DOUBLE_EQ(*ParseCommandDuration("5m"), 300);
+  EXPECT_DOUBLE_EQ(*ParseCommandDuration("1m30s"), 90);
+  EXPECT_DOUBLE_EQ(*ParseCommandDuration("1h"), 3600);
+  for (const char* bad : {"", "m", "5x", "1m30", "-5m", "0"}) {
+    Result<double> r = ParseCommandDuration(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_THAT(r.status().message(), HasSubstr("bad duration"));
+    }
+  }
 }
 
 }  // namespace

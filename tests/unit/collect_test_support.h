@@ -39,9 +39,8 @@ struct ManualClock {
 inline void SetSimTime(const Sampler& sampler, double seconds) {
   auto library = sampler.library();
   ASSERT_NE(library, nullptr);
-  auto set = reinterpret_cast<void (*)(double)>(library->FindSymbol("gpuscopeSimSetTime"));
-  ASSERT_NE(set, nullptr);
-  set(seconds);
+  ASSERT_NE(library->sim().set_time, nullptr);
+  library->sim().set_time(seconds);
 }
 
 }  // namespace gpuscope::collect::testing

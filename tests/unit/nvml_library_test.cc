@@ -93,6 +93,13 @@ TEST(NvmlLibraryTest, ResolvesEverySymbolOfTheTableFromTheSimulator) {
   EXPECT_TRUE((*lib)->MissingSymbols().empty());
   EXPECT_FALSE((*lib)->Has("nvmlNoSuchFunction"));
   EXPECT_NE((*lib)->FindSymbol("gpuscopeSimLastError"), nullptr);
+  // The simulator's clock, resolved at the seam for stepped sampling.
+  const SimHooks& sim = (*lib)->sim();
+  EXPECT_TRUE(sim.present());
+  ASSERT_NE(sim.set_time, nullptr);
+  ASSERT_NE(sim.get_time, nullptr);
+  sim.set_time(42);
+  EXPECT_DOUBLE_EQ(sim.get_time(), 42);
 }
 
 TEST(NvmlLibraryTest, ClosesAndReopens) {

@@ -77,7 +77,7 @@ TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
   ASSERT_TRUE(sampler.Open().ok()) << sampler.Open().message();
   std::shared_ptr<const nvml::Library> library = sampler.library();
   ASSERT_NE(library, nullptr);
-  auto set_time = reinterpret_cast<void (*)(double)>(library->FindSymbol("gpuscopeSimSetTime"));
+  const nvml::SimHooks::SetTime set_time = library->sim().set_time;
   ASSERT_NE(set_time, nullptr);
 
   EventMonitor::Options eo;
