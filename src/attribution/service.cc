@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "attribution/cgroup.h"
 #include "attribution/hpc_jobs.h"
 #include "attribution/pod_map.h"
 #include "attribution/workload.h"
@@ -51,9 +52,29 @@ std::vector<Holder> Combine(const std::vector<PodRef>& pods, const std::vector<s
   return out;
 }
 
+// Adds the Slurm jobs named by the cgroups of each device's processes to the
+// jobs of that device (by GPU index, as the mapping directory keys them).
+void AddCgroupJobs(const std::string& proc_root, const std::vector<GpuInfo>& devices,
+                   const DeviceProcesses& processes,
+                   std::map<std::string, std::vector<std::string>>& jobs) {
+  for (const GpuInfo& device : devices) {
+    const auto pids = processes.find(Attribution::DeviceKey(device));
+    if (pids == processes.end()) continue;
+    for (unsigned pid : pids->second) {
+      const Result<CgroupOwner> owner = ReadProcessCgroup(proc_root, pid);
+      if (!owner.ok() || owner->slurm_job.empty()) continue;  // gone, or not a Slurm task
+      auto& ids = jobs[Attribution::DeviceKey(device)];
+      if (std::find(ids.begin(), ids.end(), owner->slurm_job) == ids.end()) {
+        ids.push_back(owner->slurm_job);
+      }
+    }
+  }
+}
+
 }  // namespace
 
-Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices) {
+Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
+                    const DeviceProcesses& processes) {
   Attribution out;
   std::vector<std::vector<PodRef>> pods(devices.size());
   if (options.kubernetes) {
@@ -66,19 +87,20 @@ Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& d
       source.error = granted.status().message();
     }
   }
-  HpcJobMap jobs;
+  std::map<std::string, std::vector<std::string>> jobs;  // by DeviceKey
   if (!options.hpc_job_dir.empty()) {
     AttributionSource& source = out.sources.emplace_back(AttributionSource{"hpc"});
-    auto read = ReadHpcJobDir(options.hpc_job_dir);
+    const auto read = ReadHpcJobDir(options.hpc_job_dir);
     source.up = read.ok();
-    if (read.ok()) {
-      jobs = std::move(*read);
-    } else {
-      source.error = read.status().message();
+    if (!read.ok()) source.error = read.status().message();
+    for (size_t i = 0; read.ok() && i < devices.size(); ++i) {
+      const auto file = read->find(devices[i].index);
+      if (file != read->end()) jobs[Attribution::DeviceKey(devices[i])] = file->second;
     }
   }
+  AddCgroupJobs(options.proc_root, devices, processes, jobs);
   for (size_t i = 0; i < devices.size(); ++i) {
-    const auto job = jobs.find(devices[i].index);
+    const auto job = jobs.find(Attribution::DeviceKey(devices[i]));
     std::vector<Holder> holders = Combine(pods[i], job == jobs.end() ? nullptr : &job->second);
     if (!holders.empty()) out.holders[Attribution::DeviceKey(devices[i])] = std::move(holders);
   }
@@ -99,6 +121,14 @@ void Service::SetDevices(std::vector<GpuInfo> devices) {
   devices_ = std::move(devices);
   devices_changed_ = true;
   if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { Loop(); });
+  wake_.notify_all();
+}
+
+void Service::SetProcesses(DeviceProcesses processes) {
+  std::lock_guard lock(mu_);
+  if (processes == processes_) return;
+  processes_ = std::move(processes);
+  devices_changed_ = true;
   wake_.notify_all();
 }
 
@@ -129,8 +159,9 @@ void Service::Loop() {
       socket = now_socket;
       devices_changed_ = false;
       const std::vector<GpuInfo> devices = devices_;
+      const DeviceProcesses processes = processes_;
       lock.unlock();
-      auto fresh = std::make_shared<const Attribution>(Collect(options_, devices));
+      auto fresh = std::make_shared<const Attribution>(Collect(options_, devices, processes));
       std::vector<std::string> errors;
       for (const auto& source : fresh->sources) errors.push_back(source.error);
       if (errors != last_errors) {  // log changes only, not every failed retry

@@ -1,6 +1,7 @@
 // Keeps the attribution map fresh, off the scrape path: a thread of its own
 // asks the enabled sources every `refresh_s`, and at once when the kubelet's
-// socket is replaced (a kubelet restart) or the device inventory changes, then
+// socket is replaced (a kubelet restart), the device inventory changes or the
+// processes on the GPUs change, then
 // publishes a new immutable Attribution. Readers take Latest() (an atomic
 // pointer load) and never wait on a source.
 //
@@ -12,6 +13,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,10 +32,17 @@ struct ServiceOptions {
   std::string hpc_job_dir;   // --hpc-job-mapping-dir; empty: off
   double refresh_s = 10;     // period between refreshes
   double change_poll_s = 1;  // how often the kubelet socket is checked for replacement
+  // Where /proc is (tests point it at fixtures): the cgroup of each GPU
+  // process names its Slurm job on nodes without a mapping directory.
+  std::string proc_root = "/proc";
 };
 
+// The process ids running on each device, by Attribution::DeviceKey.
+using DeviceProcesses = std::map<std::string, std::vector<unsigned>>;
+
 // One refresh, without a thread: what Service publishes (pure but for I/O).
-Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices);
+Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
+                    const DeviceProcesses& processes = {});
 
 class Service {
  public:
@@ -45,6 +54,9 @@ class Service {
   // Starts refreshing for these devices (the inventory); call again when the
   // inventory changes.
   void SetDevices(std::vector<GpuInfo> devices);
+  // The processes on each device (from a slow sampling cycle); a change
+  // triggers a refresh.
+  void SetProcesses(DeviceProcesses processes);
   void Stop();
 
   // The latest map; an empty one (no holders, sources down) before the first refresh.
@@ -59,7 +71,8 @@ class Service {
   std::mutex mu_;
   std::condition_variable wake_;
   std::vector<GpuInfo> devices_;  // under mu_
-  bool devices_changed_ = false;  // under mu_
+  DeviceProcesses processes_;     // under mu_
+  bool devices_changed_ = false;  // under mu_; devices or processes
   bool stop_ = false;             // under mu_
   std::thread thread_;            // started by the first SetDevices, under mu_
   std::atomic<std::shared_ptr<const Attribution>> latest_;

@@ -88,6 +88,7 @@ Status SetAttribution(const Settings& s, ServeConfig& c) {
     if (!name.empty()) a.kubelet.extra_resources.emplace_back(name);
   }
   a.hpc_job_dir = s.Get("hpc-job-mapping-dir");
+  a.proc_root = s.Get("proc-root");
   Result<double> refresh = s.Seconds("attribution-refresh");  // range checked by the table
   if (!refresh.ok()) return refresh.status();
   a.refresh_s = *refresh;

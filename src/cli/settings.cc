@@ -66,6 +66,8 @@ const std::vector<SettingDef> kServeSettings = {
    "Directory of per-GPU Slurm job files (dcgm-exporter's format) for the hpc_job label; empty: off."},
   {"attribution-refresh", "", "GPUSCOPE_ATTRIBUTION_REFRESH", "10s", kDuration, 0.1, 3600,
    "How often pod and job attribution is refreshed (also at once when the kubelet restarts)."},
+  {"proc-root", "", "GPUSCOPE_PROC_ROOT", "/proc", kText, 0, 0,
+   "Where the host's /proc is: GPU processes' cgroups name their Slurm job (mount the host's /proc in a container)."},
   {"nvml-lib", "", "GPUSCOPE_NVML_LIB", "libnvidia-ml.so.1", kText, 0, 0,
    "NVML library to load."},
   {"simulate", "", "GPUSCOPE_SIMULATE", "", kText, 0, 0,

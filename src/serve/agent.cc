@@ -40,11 +40,10 @@ Agent::Agent(AgentOptions options)
                                   : collect::Clock(collect::SystemClock)) {
   exporter_ = std::make_unique<Exporter>(MakeExporterOptions(options_), clock_);
   sampler_ = std::make_unique<collect::Sampler>(options_.sampler, clock_);
-  const attribution::ServiceOptions& a = options_.attribution;
-  if (a.kubernetes || !a.hpc_job_dir.empty()) {
-    attribution_ = std::make_unique<attribution::Service>(a);
-    exporter_->SetAttributionSource([service = attribution_.get()] { return service->Latest(); });
-  }
+  // Always on: without -k or a mapping directory it still finds Slurm jobs
+  // from the cgroups of the GPUs' processes.
+  attribution_ = std::make_unique<attribution::Service>(options_.attribution);
+  exporter_->SetAttributionSource([service = attribution_.get()] { return service->Latest(); });
   sampler_->OnPublish([this](const SnapshotPtr& snapshot) {
     UpdateAttributedDevices(*snapshot);
     exporter_->OnSnapshot(snapshot, sampler_->window());
@@ -53,13 +52,21 @@ Agent::Agent(AgentOptions options)
 }
 
 void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
-  if (!attribution_) return;
   std::vector<std::string> keys;
   keys.reserve(snapshot.gpus.size());
   for (const GpuInfo& gpu : snapshot.gpus) keys.push_back(Attribution::DeviceKey(gpu));
-  if (keys == attributed_devices_) return;
-  attributed_devices_ = std::move(keys);
-  attribution_->SetDevices(snapshot.gpus);
+  if (keys != attributed_devices_) {
+    attributed_devices_ = std::move(keys);
+    attribution_->SetDevices(snapshot.gpus);
+  }
+  if (!snapshot.slow_cycle) return;  // processes are read on the slow tier
+  attribution::DeviceProcesses processes;
+  for (size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    for (const ProcessInfo& p : snapshot.samples[i].processes) {
+      processes[Attribution::DeviceKey(snapshot.gpus[i])].push_back(p.pid);
+    }
+  }
+  attribution_->SetProcesses(std::move(processes));
 }
 
 Agent::~Agent() { Stop(); }
@@ -107,7 +114,7 @@ void Agent::Stop() {
   if (stopped_) return;
   stopped_ = true;
   server_->Stop();
-  if (attribution_) attribution_->Stop();
+  attribution_->Stop();
   if (events_) events_->Stop();
   sampler_->Stop();
 }

@@ -47,8 +47,8 @@ struct AgentOptions {
   double stale_after_s = 3;   // /health turns 503 past this cycle age
   double xid_window_s = 300;  // the event thread's XID window
   std::string source;         // what is watched, for logs and the index page
-  // Pod and job labels (attribution/service.h); off unless -k or an HPC
-  // mapping directory is given.
+  // Pod and job labels (attribution/service.h): the kubelet with -k, the
+  // mapping directory when given, Slurm cgroups always.
   attribution::ServiceOptions attribution;
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
@@ -78,7 +78,7 @@ class Agent {
   uint16_t port() const { return server_->port(); }
 
  private:
-  // Hands the attribution service the inventory when it changed.
+  // Hands the attribution service the inventory and the processes when they changed.
   void UpdateAttributedDevices(const Snapshot& snapshot);
 
   AgentOptions options_;

@@ -5,6 +5,8 @@ shows as hpc_job (and workload) on every series of that GPU within a refresh;
 two jobs on one GPU give two copies of each series; the epilog removes the
 file and the label goes; the directory itself vanishing turns
 gpuscope_attribution_up{source="hpc"} to 0 without stopping the metrics.
+Without a mapping directory, the cgroup of a GPU's process (a fake /proc with
+the simulator's PIDs) names its Slurm job.
 """
 import os
 import shutil
@@ -29,6 +31,24 @@ def wait_until(agent, predicate, what, timeout=30):
 
 def lines(body, prefix):
     return [l for l in body.splitlines() if l.startswith(prefix)]
+
+
+def check_cgroup_jobs():
+    proc = tempfile.mkdtemp(prefix="gpuscope-proc-")
+    try:
+        # training-8xh100 runs pid 41200 + i on GPU i.
+        os.makedirs(os.path.join(proc, "41203"))
+        with open(os.path.join(proc, "41203", "cgroup"), "w") as f:
+            f.write("0::/system.slice/slurmstepd.scope/job_777/step_0/user/task_0\n")
+        with Serve(["--simulate", "training-8xh100", "--proc-root", proc,
+                    "--slow-interval", "1s", "--attribution-refresh", "500ms"]) as agent:
+            body = wait_until(agent, lambda b: 'hpc_job="777"' in b, "job from a cgroup")
+            util = [l for l in lines(body, "DCGM_FI_DEV_GPU_UTIL{") if 'hpc_job="777"' in l]
+            check(len(util) == 1 and util[0].startswith('DCGM_FI_DEV_GPU_UTIL{gpu="3"'),
+                  "only GPU 3 runs job 777: %s" % util)
+            check("gpuscope_attribution_up" not in body, "no source to report without -k or a directory")
+    finally:
+        shutil.rmtree(proc, ignore_errors=True)
 
 
 def main():
@@ -62,6 +82,7 @@ def main():
             check(len(lines(body, "DCGM_FI_DEV_GPU_UTIL{")) == 8, "metrics go on")
     finally:
         shutil.rmtree(jobs, ignore_errors=True)
+    check_cgroup_jobs()
     print("attribution: HPC job mapping followed while serving")
 
 

@@ -69,6 +69,26 @@ TEST_F(ServiceTest, CollectJoinsPodsAndJobs) {
             (std::vector<Holder>{{"", "", "", "4242", "4242"}, {"", "", "", "4243", "4243"}}));
 }
 
+TEST_F(ServiceTest, SlurmJobsFromProcessCgroups) {
+  const auto proc = dir_ / "proc";
+  std::filesystem::create_directories(proc / "100");
+  std::filesystem::create_directories(proc / "101");
+  std::filesystem::create_directories(proc / "102");
+  std::ofstream(proc / "100" / "cgroup") << "0::/system.slice/slurmstepd.scope/job_31/step_0\n";
+  std::ofstream(proc / "101" / "cgroup") << "0::/user.slice/user-1000.slice/session-2.scope\n";
+  std::ofstream(proc / "102" / "cgroup") << "4:memory:/slurm/uid_7/job_32/step_0/task_0\n";
+  service_options_.kubernetes = false;
+  service_options_.proc_root = proc.string();
+  std::ofstream(hpc_dir_ / "2") << "32\n";  // the mapping file and the cgroup agree: once
+  const DeviceProcesses processes = {{Attribution::DeviceKey(devices_[0]), {100, 101}},
+                                     {Attribution::DeviceKey(devices_[1]), {101, 999}},
+                                     {Attribution::DeviceKey(devices_[2]), {102}}};
+  const Attribution a = Collect(service_options_, devices_, processes);
+  EXPECT_EQ(a.Of(devices_[0]), (std::vector<Holder>{{"", "", "", "31", "31"}}));
+  EXPECT_TRUE(a.Of(devices_[1]).empty());  // a login shell, and a process that is gone
+  EXPECT_EQ(a.Of(devices_[2]), (std::vector<Holder>{{"", "", "", "32", "32"}}));
+}
+
 TEST_F(ServiceTest, DownSourceCostsItsLabelsOnlyAndHealsByItself) {
   std::ofstream(hpc_dir_ / "0") << "77\n";
   Service service(service_options_);
