@@ -458,12 +458,54 @@ def inference():
                      "latency histograms (convention: docs/dashboards.md).", ["inference"], panels)
 
 
+def tenants():
+    who = "{{namespace}}{{hpc_job}} / {{workload}}"
+    by = "namespace, workload, hpc_job"
+    panels = [
+        stat("Tenants", "count(gpuscope:tenant_gpus:sum)",
+             desc="Workloads holding GPUs (pods with -k, Slurm jobs)."),
+        stat("GPUs attributed", "sum(gpuscope:tenant_gpus:sum)",
+             desc="A shared GPU counts once, split between its holders."),
+        stat("GPUs busy (tenants)", "sum(gpuscope:tenant_gpu_busy:rate5m)", "short",
+             "GPUs' worth of kernel time of all tenants."),
+        stat("Idle-held GPUs", "sum(gpuscope:tenant_gpu_idle_held:rate5m)", "short",
+             "GPUs' worth of time idle while a tenant held memory on them.",
+             thresholds=[(0.5, "orange"), (2, "red")]),
+        stat("Cost of waste, last hour", "sum(gpuscope:tenant_wasted_cost:increase1h)",
+             "currencyUSD", "Idle-held GPU-hours x --gpu-hour-price.", w=8),
+        timeseries("GPUs held per namespace", [
+            ("sum by (namespace) (gpuscope:tenant_gpus:sum)", "{{namespace}}")], "short",
+                   "Empty namespace: Slurm jobs.", lo=0, stack=True),
+        timeseries("Utilization per workload", [
+            ("gpuscope:tenant_utilization:ratio", who)], "percentunit",
+                   "Kernel time of the GPUs each workload holds (5-minute rate).", lo=0, hi=1),
+        table("GPU-hours per workload", [
+            (f"sum by ({by}) (avg_over_time(gpuscope:tenant_gpus:sum[$__range])) "
+             "* $__range_s / 3600", "")], "short",
+              "GPUs held over the dashboard's time range, in GPU-hours (for chargeback)."),
+        table("Cost of waste per workload, last hour", [
+            (f"sum by ({by}) (gpuscope:tenant_wasted_cost:increase1h)", "")], "currencyUSD"),
+        timeseries("Idle-held GPUs per workload", [
+            ("gpuscope:tenant_gpu_idle_held:rate5m", who)], "short",
+                   "Held but idle: release the GPU or give it work.", lo=0),
+        timeseries("Power per namespace", [
+            ("sum by (namespace) (gpuscope:tenant_power_watts:rate5m)", "{{namespace}}")],
+                   "watt", "From the energy counters, shared GPUs split between holders.",
+                   lo=0, stack=True),
+    ]
+    return dashboard("gpuscope-tenants", "gpuscope / Tenants",
+                     "GPU-hours, utilization, idle-held GPUs and the cost of waste per namespace, "
+                     "workload and Slurm job (docs/attribution.md). Efficiency only: health "
+                     "lives on its own dashboard.", ["efficiency", "tenants"], panels)
+
+
 DASHBOARDS = {
     "fleet-overview.json": fleet,
     "gpu-health.json": health,
     "gpu-efficiency.json": efficiency,
     "training.json": training,
     "inference.json": inference,
+    "tenants.json": tenants,
 }
 
 

@@ -37,7 +37,7 @@ DASHBOARDS = os.path.join(DEPLOY, "grafana", "dashboards")
 
 # What Grafana puts in place of the dashboard variables (All = .*).
 GRAFANA_VARS = {
-    "$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h",
+    "$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h", "$__range_s": "3600",
     "$instance": ".*", "$gpu": ".*", "$training_job": ".*",
 }
 
@@ -328,7 +328,8 @@ class Grafana(unittest.TestCase):
     def test_dashboards(self):
         dashes = self.load()
         self.assertEqual(set(dashes), {"fleet-overview.json", "gpu-health.json",
-                                       "gpu-efficiency.json", "training.json", "inference.json"})
+                                       "gpu-efficiency.json", "training.json", "inference.json",
+                                       "tenants.json"})
         uids = set()
         for name, d in dashes.items():
             with self.subTest(dashboard=name):
@@ -350,7 +351,8 @@ class Grafana(unittest.TestCase):
     def test_health_and_efficiency_apart(self):
         dashes = self.load()
         for name, forbidden in (("gpu-health.json", EFFICIENCY_ONLY),
-                                ("gpu-efficiency.json", HEALTH_ONLY)):
+                                ("gpu-efficiency.json", HEALTH_ONLY),
+                                ("tenants.json", HEALTH_ONLY)):
             for p in panels_of(dashes[name]):
                 for t in p["targets"]:
                     self.assertNotRegex(t["expr"], forbidden, f"{name}: {p['title']}")

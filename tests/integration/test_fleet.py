@@ -41,6 +41,7 @@ import urllib.parse
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_kubelet import FakeKubelet  # noqa: E402
 from gpuscope_testlib import (GPUSCOPE as BINARY, PROMETHEUS, RULES_DIR as RULES,  # noqa: E402
                               SOURCE_DIR as SRC, free_port, http_get)
 
@@ -64,9 +65,19 @@ GPU_HOUR_PRICE = "3"
 
 # Grafana's variables as the test substitutes them ("All" is .*).
 GRAFANA_VARS = {
-    "$__rate_interval": "30s", "$__interval": "5s", "$__range": "10m",
+    "$__rate_interval": "30s", "$__interval": "5s", "$__range": "10m", "$__range_s": "600",
     "$instance": ".*", "$gpu": ".*", "$training_job": ".*",
 }
+
+# Attribution for the Tenants dashboard: the training nodes and the idle-held
+# node run Slurm jobs (mapping directories); the inference node is a
+# Kubernetes node whose GPU 0 is time-sliced between two pods.
+SLURM_JOBS = {"node-01": "9001", "node-02": "9001", "node-03": "9001", "node-04": "9001",
+              "node-06": "9002"}
+INFERENCE_PODS = [("serving", "llm-serve-7d9f8c6b4-x2kq9", "vllm", "nvidia.com/gpu",
+                   ["nvidia%d" % i for i in range(4)] + ["nvidia0::1"]),
+                  ("serving", "embed-b2c4d", "srv", "nvidia.com/gpu",
+                   ["nvidia0::0", "nvidia4", "nvidia5"])]
 
 DEADLINE_S = 150  # for everything to converge, well inside ctest's 300 s
 
@@ -133,6 +144,7 @@ class Fleet:
         self.ports = {}
         self.app = None
         self.prom_url = None
+        self.kubelet = None
 
     def start_agents(self):
         for node, scenario, _ in NODES:
@@ -141,10 +153,26 @@ class Fleet:
             out = open(os.path.join(self.tmp, f"{node}.log"), "w")
             cmd = [BINARY, "serve", "--simulate", os.path.join(SCENARIOS, scenario),
                    "--address", f"127.0.0.1:{port}", "--collect-interval", "500",
-                   "--slow-interval", "2s", "--gpu-hour-price", GPU_HOUR_PRICE]
+                   "--slow-interval", "2s", "--gpu-hour-price", GPU_HOUR_PRICE,
+                   "--attribution-refresh", "1s"] + self.attribution_args(node)
             self.procs.append((node, subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)))
         for node, port in self.ports.items():
             self.wait_http(f"http://127.0.0.1:{port}/metrics", node)
+
+    def attribution_args(self, node):
+        if node in SLURM_JOBS:
+            jobs = os.path.join(self.tmp, f"{node}-jobs")
+            os.makedirs(jobs)
+            for gpu in range(8):
+                with open(os.path.join(jobs, str(gpu)), "w") as f:
+                    f.write(SLURM_JOBS[node] + "\n")
+            return ["--hpc-job-mapping-dir", jobs]
+        if node == "node-05":
+            socket_path = os.path.join(self.tmp, "kubelet.sock")
+            self.kubelet = FakeKubelet(socket_path, INFERENCE_PODS)
+            self.kubelet.start()
+            return ["-k", "--pod-resources-kubelet-socket", socket_path]
+        return []
 
     def wait_http(self, url, what, timeout=40):
         end = time.time() + timeout
@@ -246,6 +274,8 @@ class Fleet:
     def stop(self):
         if self.app:
             self.app.shutdown()
+        if self.kubelet:
+            self.kubelet.stop()
         for _, p in reversed(self.procs):
             if p.poll() is None:
                 p.send_signal(signal.SIGTERM)
