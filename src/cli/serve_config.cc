@@ -36,10 +36,21 @@ Status SetServer(const Settings& s, ServeConfig& c) {
   Result<long> connections = s.Integer("max-connections");
   if (!connections.ok()) return connections.status();
   c.server.max_connections = static_cast<unsigned>(*connections);
+  Result<long> per_client = s.Integer("max-connections-per-client");
+  if (!per_client.ok()) return per_client.status();
+  if (*per_client > *connections) {  // the range in the settings table covers the rest
+    return Status::InvalidArgument("max-connections-per-client: " + std::to_string(*per_client) +
+                                   " is above max-connections (" + std::to_string(*connections) +
+                                   ")");
+  }
+  c.server.max_connections_per_client = static_cast<unsigned>(*per_client);
   Result<double> timeout = s.Seconds("request-timeout");
   if (!timeout.ok()) return timeout.status();
   c.server.connection_timeout =
       std::chrono::seconds(std::max<long>(1, std::lround(std::ceil(*timeout))));
+  Result<double> head = s.Seconds("request-head-timeout");
+  if (!head.ok()) return head.status();
+  c.server.head_timeout = std::chrono::milliseconds(std::lround(*head * 1000));
   return Status::Ok();
 }
 

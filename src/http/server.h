@@ -2,6 +2,13 @@
 // TLS and client certificates, basic auth and response headers from an exporter-toolkit
 // web-config file, connection limits and timeouts.
 //
+// Slow or hostile clients cannot take the scrape path down (docs/security.md): connections are
+// limited in all and per client address; a request head must arrive complete within
+// `head_timeout` of the connection opening (or of the previous response), however slowly its
+// bytes trickle in (http/head_deadline.h); bcrypt runs on a small worker pool while the
+// connection is suspended, failed checks are rate-limited per client address and verified
+// credentials are cached (http/verifier.h, http/basic_auth.h).
+//
 // The scrape path is cheap and never blocks on collection: a handler returns a body that is a
 // shared_ptr to an immutable, pre-rendered string; the server hands that buffer to the socket
 // without copying and holds the reference until the response is sent.
@@ -36,6 +43,9 @@
 namespace gpuscope::http {
 
 struct FileStamp;  // http/tls.h
+class FailureLimiter;
+class HeadDeadline;
+class VerifierPool;
 
 struct Request {
   std::string_view method;  // "GET" or "HEAD" (other methods never reach handlers)
@@ -61,10 +71,17 @@ using Handler = std::function<Response(const Request&)>;
 struct ServerOptions {
   // dcgm-exporter style: ":9400" (default), "host:port", "[::1]:9400", "127.0.0.1:0" (any port).
   std::string listen_address = ":9400";
-  // Open connections at most (default 40); more wait in the kernel's accept queue.
-  unsigned max_connections = 40;
-  // Idle or slow connections are closed after this (default 10 s, as Prometheus' timeout).
+  // Open connections at most (default 1024); more wait in the kernel's accept queue.
+  unsigned max_connections = 1024;
+  // Open connections per client address at most (default 32; 0: no per-client limit); more are
+  // closed at once.
+  unsigned max_connections_per_client = 32;
+  // Connections that send nothing, or whose response does not drain, are closed after this
+  // (default 10 s, as Prometheus' scrape timeout). libmicrohttpd restarts it on every byte.
   std::chrono::seconds connection_timeout{10};
+  // A request head (request line and headers) must be complete within this of the connection
+  // opening or of the previous response, however its bytes trickle in (default 5 s).
+  std::chrono::milliseconds head_timeout{5000};
   // Memory per connection for the request line and headers (default 16 KiB); larger requests
   // are answered 431/414 by libmicrohttpd. Request bodies are refused (413).
   size_t max_request_bytes = 16 * 1024;
@@ -104,10 +121,12 @@ class Server {
   uint16_t port() const { return listener_.port(); }  // the bound port, after Start()
   bool tls_enabled() const;
   uint64_t reload_count() const { return reloads_.load(); }  // successful TLS (re)starts
+  uint64_t heads_expired() const;  // connections cut for missing the head deadline
 
  private:
   struct Config;
   struct Daemon;
+  struct Exchange;
 
   Result<std::shared_ptr<const Config>> LoadConfig() const;
   Status Apply(std::shared_ptr<const Config> config, bool force_restart);
@@ -122,10 +141,13 @@ class Server {
   };
   std::unordered_map<std::string, Route> routes_;
   Listener listener_;
-  std::mutex control_mu_;                              // Start/Reload/Stop/watcher
+  mutable std::mutex control_mu_;                      // Start/Reload/Stop/watcher
   std::atomic<std::shared_ptr<const Config>> config_;  // read per request
   std::unique_ptr<Daemon> daemon_;
   std::atomic<uint64_t> reloads_{0};
+  std::unique_ptr<HeadDeadline> head_deadline_;  // while running
+  std::unique_ptr<VerifierPool> verifier_;       // while running
+  std::unique_ptr<FailureLimiter> failures_;
   std::thread watcher_;
   std::mutex watch_mu_;
   std::condition_variable watch_cv_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
+#include <set>
 
 #include "base/config_file.h"
 #include "base/text.h"
@@ -229,6 +230,14 @@ Status Parser::ParseUsers(const YAML::Node& node, WebConfig& config) const {
     }
     config.basic_auth_users[user] = *hash;
   }
+  std::set<std::string> costs;
+  for (const auto& [user, hash] : config.basic_auth_users) costs.insert(hash.substr(4, 2));
+  if (costs.size() > 1) {
+    config.warnings.push_back(filename_ + ":" + std::to_string(node.Mark().line + 1) +
+                              ": basic_auth_users: hashes have different bcrypt costs (" +
+                              *costs.begin() + " to " + *costs.rbegin() +
+                              "); the time a login takes then tells which user names exist");
+  }
   return Status::Ok();
 }
 
@@ -283,7 +292,11 @@ std::string BcryptHashProblem(std::string_view hash) {
     return "bcrypt hash has no two-digit cost";
   }
   int cost = (hash[4] - '0') * 10 + (hash[5] - '0');
-  if (cost < 4 || cost > 31) return "bcrypt cost " + std::to_string(cost) + " is not in 04..31";
+  if (cost < 4 || cost > kMaxBcryptCost) {
+    return "bcrypt cost " + std::to_string(cost) + " is not in 04.." +
+           std::to_string(kMaxBcryptCost) +
+           " (each step doubles the time of a check; 10 to 12 is usual)";
+  }
   if (hash.size() != 60) {
     return "bcrypt hash has " + std::to_string(hash.size()) + " characters, expected 60";
   }

@@ -28,8 +28,10 @@ TEST(ServeConfig, DefaultsMatchTheIssue) {
   EXPECT_EQ(c->sampler.pcie_interval_s, 5.0);
   EXPECT_EQ(c->sampler.window_span_s, 600.0);
   EXPECT_EQ(c->server.listen_address, ":9400");
-  EXPECT_EQ(c->server.max_connections, 40u);
+  EXPECT_EQ(c->server.max_connections, 1024u);
+  EXPECT_EQ(c->server.max_connections_per_client, 32u);
   EXPECT_EQ(c->server.connection_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(c->server.head_timeout, std::chrono::milliseconds(5000));
   EXPECT_EQ(c->render.metrics, prom::MetricSet::kBoth);
   EXPECT_EQ(c->stale_after_s, 3.0);
   EXPECT_EQ(c->xid_window_s, 300.0);
@@ -102,6 +104,10 @@ TEST(ServeConfig, BadValuesNameTheSetting) {
       {{"--metrics", "all"}, "metrics"},
       {{"-d", "z"}, "devices"},
       {{"--max-connections", "0"}, "max-connections"},
+      {{"--max-connections-per-client", "2000"}, "max-connections-per-client"},
+      {{"--max-connections-per-client", "-1"}, "max-connections-per-client"},
+      {{"--request-head-timeout", "0"}, "request-head-timeout"},
+      {{"--request-head-timeout", "2h"}, "request-head-timeout"},
       {{"--hostname-label", "host"}, "hostname-label"},
       {{"-x", "abc"}, "xid-count-window-size"},
       {{"--log-level", "loud"}, "log-level"},

@@ -1,0 +1,325 @@
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "http/head_deadline.h"
+#include "http/server_internal.h"
+#include "http/verifier.h"
+
+namespace gpuscope::http {
+
+namespace {
+
+constexpr std::string_view kAllow = "GET, HEAD";
+
+template <ClientAuth kAuth>
+int VerifyHandshake(gnutls_session_t session) {
+  return CheckClientCertificate(session, kAuth).empty() ? 0 : -1;  // -1 aborts the handshake
+}
+
+gnutls_certificate_verify_function* VerifierFor(ClientAuth auth) {
+  switch (auth) {
+    case ClientAuth::kRequireAnyClientCert:
+      return &VerifyHandshake<ClientAuth::kRequireAnyClientCert>;
+    case ClientAuth::kVerifyClientCertIfGiven:
+      return &VerifyHandshake<ClientAuth::kVerifyClientCertIfGiven>;
+    case ClientAuth::kRequireAndVerifyClientCert:
+      return &VerifyHandshake<ClientAuth::kRequireAndVerifyClientCert>;
+    default:
+      return nullptr;
+  }
+}
+
+gnutls_session_t TlsSession(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  return info == nullptr ? nullptr : static_cast<gnutls_session_t>(info->tls_session);
+}
+
+// The decoded "Authorization: Basic ..." header; read with its length, so that a NUL in it
+// is seen rather than cutting the value short.
+std::optional<Credentials> HeaderCredentials(MHD_Connection* connection) {
+  const char* value = nullptr;
+  size_t size = 0;
+  if (MHD_lookup_connection_value_n(connection, MHD_HEADER_KIND, "Authorization",
+                                    sizeof("Authorization") - 1, &value, &size) != MHD_YES ||
+      value == nullptr) {
+    return std::nullopt;
+  }
+  return ParseBasicAuthorization(std::string_view(value, size));
+}
+
+// The client's address, the key of per-client limits ("" when unknown).
+std::string ClientAddress(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+  if (info == nullptr || info->client_addr == nullptr) return "";
+  char text[INET6_ADDRSTRLEN] = {};
+  const sockaddr* addr = info->client_addr;
+  if (addr->sa_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, text, sizeof(text));
+  } else if (addr->sa_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text,
+              sizeof(text));
+  }
+  return text;
+}
+
+HeadDeadline::Entry* DeadlineEntry(MHD_Connection* connection) {
+  const MHD_ConnectionInfo* info =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return info == nullptr ? nullptr : static_cast<HeadDeadline::Entry*>(info->socket_context);
+}
+
+// "%00" anywhere in the raw request target: libmicrohttpd decodes it into a C string, which
+// would silently cut "/metrics%00foo" to "/metrics".
+bool HasEncodedNul(std::string_view uri) {
+  for (size_t at = uri.find('%'); at != std::string_view::npos; at = uri.find('%', at + 1)) {
+    if (uri.substr(at + 1, 2) == "00") return true;
+  }
+  return false;
+}
+
+MHD_Result CollectQuery(void* cls, MHD_ValueKind, const char* key, const char* value) {
+  auto* query = static_cast<std::vector<std::pair<std::string_view, std::string_view>>*>(cls);
+  query->emplace_back(key, value == nullptr ? "" : value);
+  return MHD_YES;
+}
+
+bool HasBody(MHD_Connection* connection) {
+  const char* length = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Content-Length");
+  const char* chunked =
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Transfer-Encoding");
+  return (length != nullptr && std::string_view(length) != "0") || chunked != nullptr;
+}
+
+void ReleaseBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }
+
+MHD_Result Send(MHD_Connection* connection, Response response, const WebConfig& web) {
+  MHD_Response* mhd = nullptr;
+  if (response.body != nullptr && !response.body->empty()) {
+    // Zero copy: the buffer stays alive through the reference MHD releases when done.
+    auto* keep = new std::shared_ptr<const std::string>(std::move(response.body));
+    mhd = MHD_create_response_from_buffer_with_free_callback_cls(
+        (*keep)->size(), const_cast<char*>((*keep)->data()), &ReleaseBody, keep);
+    if (mhd == nullptr) delete keep;
+  } else {
+    mhd = MHD_create_response_from_buffer(0, nullptr, MHD_RESPMEM_PERSISTENT);
+  }
+  if (mhd == nullptr) return MHD_NO;
+  MHD_add_response_header(mhd, MHD_HTTP_HEADER_CONTENT_TYPE, response.content_type.c_str());
+  for (const auto& [name, value] : web.headers) {
+    MHD_add_response_header(mhd, name.c_str(), value.c_str());
+  }
+  for (const auto& [name, value] : response.headers) {
+    MHD_add_response_header(mhd, name.c_str(), value.c_str());
+  }
+  MHD_Result result = MHD_queue_response(connection, static_cast<unsigned>(response.status), mhd);
+  MHD_destroy_response(mhd);
+  return result;
+}
+
+Response Unauthorized() {
+  Response response = Response::Text(401, "Unauthorized\n");
+  response.headers.emplace_back("WWW-Authenticate", "Basic realm=\"gpuscope\"");
+  return response;
+}
+
+// A malformed request: answered, and the connection closed (its framing is not trusted).
+Response BadRequest(const std::string& why) {
+  Response response = Response::Text(400, "Bad Request: " + why + "\n");
+  response.headers.emplace_back("Connection", "close");
+  return response;
+}
+
+Response RetryLater(int status, std::string text, std::chrono::seconds after) {
+  Response response = Response::Text(status, std::move(text));
+  response.headers.emplace_back("Retry-After", std::to_string(std::max<long>(after.count(), 1)));
+  return response;
+}
+
+}  // namespace
+
+std::string_view Request::QueryValue(std::string_view key) const {
+  for (const auto& [name, value] : query) {
+    if (name == key) return value;
+  }
+  return "";
+}
+
+Response Response::Text(int status, std::string text) {
+  Response response;
+  response.status = status;
+  response.body = std::make_shared<const std::string>(std::move(text));
+  return response;
+}
+
+void Server::Daemon::OnConnection(void* cls, MHD_Connection* connection, void** socket_context,
+                                  MHD_ConnectionNotificationCode code) {
+  auto* daemon = static_cast<Daemon*>(cls);
+  HeadDeadline& deadline = *daemon->server->head_deadline_;
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    deadline.Closed(static_cast<HeadDeadline::Entry*>(*socket_context));
+    *socket_context = nullptr;
+    return;
+  }
+  const MHD_ConnectionInfo* fd =
+      MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+  if (fd != nullptr) *socket_context = deadline.Open(fd->connect_fd);
+  if (!daemon->config->tls) return;
+  gnutls_session_t session = TlsSession(connection);
+  if (session == nullptr) return;
+  ClientAuth auth = daemon->config->tls->client_auth;
+  // Ask for a client certificate in the handshake and refuse bad ones there, as Go's
+  // crypto/tls does; Screen() checks again per request.
+  gnutls_certificate_server_set_request(session, CertificateRequestFor(auth));
+  if (gnutls_certificate_verify_function* verify = VerifierFor(auth)) {
+    gnutls_session_set_verify_function(session, verify);
+  }
+}
+
+void* Server::Daemon::OnUri(void*, const char* uri, MHD_Connection*) {
+  auto* exchange = new Exchange;
+  exchange->bad_uri = HasEncodedNul(uri == nullptr ? "" : uri);
+  return exchange;
+}
+
+void Server::Daemon::OnCompleted(void* cls, MHD_Connection* connection, void** con_cls,
+                                 MHD_RequestTerminationCode) {
+  delete static_cast<Exchange*>(*con_cls);
+  *con_cls = nullptr;
+  // A keep-alive connection: the next request head is due within the deadline from now.
+  static_cast<Daemon*>(cls)->server->head_deadline_->ResponseDone(DeadlineEntry(connection));
+}
+
+// Answers that do not depend on the route: a malformed request, a refused client certificate,
+// missing or wrong credentials. nullopt: go on (or wait, when a check is pending).
+std::optional<Response> Server::Daemon::Screen(MHD_Connection* connection, std::string_view url,
+                                               std::string_view version, Exchange& exchange,
+                                               const Config& current) {
+  if (exchange.bad_uri) return BadRequest("NUL in the request target");
+  if (version == MHD_HTTP_VERSION_1_1 &&
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == nullptr) {
+    return BadRequest("HTTP/1.1 needs a Host header");
+  }
+  if (config->tls) {
+    std::string problem = CheckClientCertificate(TlsSession(connection), config->tls->client_auth);
+    if (!problem.empty()) return Response::Text(403, "Forbidden: " + problem + "\n");
+  }
+  auto route = server->routes_.find(std::string(url));
+  bool is_public = route != server->routes_.end() && route->second.access == Access::kPublic;
+  if (!current.auth->enabled() || is_public) return std::nullopt;
+  return Authenticate(connection, exchange, current);
+}
+
+std::optional<Response> Server::Daemon::Authenticate(MHD_Connection* connection, Exchange& exchange,
+                                                     const Config& current) {
+  switch (exchange.auth.load()) {
+    case Exchange::Auth::kPassed:
+    case Exchange::Auth::kPending:
+      return std::nullopt;
+    case Exchange::Auth::kFailed:
+      return Unauthorized();
+    case Exchange::Auth::kUnchecked:
+      break;
+  }
+  std::optional<Credentials> credentials = HeaderCredentials(connection);
+  if (!credentials) return Unauthorized();
+  if (current.auth->Cached(*credentials)) {
+    exchange.auth = Exchange::Auth::kPassed;
+    return std::nullopt;
+  }
+  std::string client = ClientAddress(connection);
+  std::chrono::seconds wait{1};
+  if (!server->failures_->TryAcquire(client, FailureLimiter::Clock::now(), &wait)) {
+    return RetryLater(429, "Too Many Requests: too many failed logins\n", wait);
+  }
+  if (!server->verifier_->Reserve()) {
+    server->failures_->Succeeded(client);  // not checked: give the token back
+    return RetryLater(503, "Service Unavailable: too many logins at once\n",
+                      std::chrono::seconds(1));
+  }
+  StartVerification(connection, exchange, current.auth, std::move(*credentials), std::move(client));
+  return std::nullopt;
+}
+
+// Suspends the connection while a worker runs bcrypt; the worker resumes it with the verdict,
+// and libmicrohttpd calls Dispatch again.
+void Server::Daemon::StartVerification(MHD_Connection* connection, Exchange& exchange,
+                                       std::shared_ptr<const BasicAuth> auth,
+                                       Credentials credentials, std::string client) {
+  exchange.auth = Exchange::Auth::kPending;
+  {
+    std::lock_guard lock(pending_mu);
+    ++pending;
+  }
+  MHD_suspend_connection(connection);
+  server->verifier_->Submit([this, connection, &exchange, auth = std::move(auth),
+                             credentials = std::move(credentials), client = std::move(client)] {
+    bool ok = !retiring && auth->Verify(credentials);
+    if (ok) server->failures_->Succeeded(client);
+    exchange.auth = ok ? Exchange::Auth::kPassed : Exchange::Auth::kFailed;
+    MHD_resume_connection(connection);
+    std::lock_guard lock(pending_mu);
+    --pending;
+    pending_cv.notify_all();
+  });
+}
+
+Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
+                               std::string_view method) const {
+  if (method != "GET" && method != "HEAD") {
+    Response response = Response::Text(405, "Method Not Allowed\n");
+    response.headers.emplace_back("Allow", std::string(kAllow));
+    return response;
+  }
+  auto route = server->routes_.find(std::string(url));
+  if (route == server->routes_.end()) return Response::Text(404, "Not Found\n");
+  Request request;
+  request.method = method;
+  request.path = url;
+  const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept");
+  request.accept = accept == nullptr ? "" : accept;
+  MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery, &request.query);
+  try {
+    return route->second.handler(request);
+  } catch (const std::exception& e) {
+    spdlog::error("http: handler for {} failed: {}", url, e.what());
+  } catch (...) {
+    spdlog::error("http: handler for {} failed", url);
+  }
+  return Response::Text(500, "Internal Server Error\n");
+}
+
+MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const char* url,
+                                    const char* method, const char* version, const char*, size_t*,
+                                    void** con_cls) {
+  auto* daemon = static_cast<Daemon*>(cls);
+  auto* exchange = static_cast<Exchange*>(*con_cls);
+  if (exchange == nullptr) *con_cls = exchange = new Exchange;  // OnUri was not called
+  std::shared_ptr<const Config> current = daemon->server->config_.load();
+  // The first daemon accepts before Start() publishes config_: use its own.
+  if (current == nullptr) current = daemon->config;
+  // Answering on the first call (headers only) would make MHD close the connection, so
+  // body-less requests are answered on the second call, when the request is complete; requests
+  // with a body are refused at once (and that connection closes).
+  if (!exchange->head_seen) {
+    exchange->head_seen = true;
+    daemon->server->head_deadline_->HeadReceived(DeadlineEntry(connection));
+    if (HasBody(connection)) {
+      return Send(connection, Response::Text(413, "Request bodies are not accepted\n"),
+                  current->web);
+    }
+    return MHD_YES;
+  }
+  std::optional<Response> screened = daemon->Screen(connection, url, version, *exchange, *current);
+  if (screened) return Send(connection, std::move(*screened), current->web);
+  if (exchange->auth == Exchange::Auth::kPending) return MHD_YES;  // suspended
+  return Send(connection, daemon->Serve(connection, url, method), current->web);
+}
+
+}  // namespace gpuscope::http

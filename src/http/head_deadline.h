@@ -1,0 +1,62 @@
+// A fixed deadline for receiving a request head (request line and headers), which slowly
+// trickled bytes do not extend: libmicrohttpd's own connection timeout restarts on every byte
+// received, so a client sending one header line every few seconds (slowloris) would hold a
+// connection forever.
+//
+// The server registers each connection when libmicrohttpd reports it open (its socket is then
+// known), marks the head received when the request handler is first called, restarts the
+// deadline when a response is done (the next request on a keep-alive connection) and forgets the
+// connection when libmicrohttpd reports it closed. A sweeper thread shuts down, with
+// shutdown(2), the socket of every connection still waiting for its head past the deadline;
+// libmicrohttpd then sees the end of the stream and closes the connection on its own thread.
+// shutdown() leaves the descriptor open, and the close notification waits on the same lock as the
+// sweep, so the socket swept is always the connection's own.
+//
+// Thread safety: all methods may be called from any thread; Entry pointers are owned here from
+// Open() to Closed().
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <thread>
+#include <unordered_set>
+
+namespace gpuscope::http {
+
+class HeadDeadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  struct Entry;
+
+  explicit HeadDeadline(std::chrono::milliseconds timeout);
+  ~HeadDeadline();  // stops the sweeper; connections still registered are freed
+  HeadDeadline(const HeadDeadline&) = delete;
+  HeadDeadline& operator=(const HeadDeadline&) = delete;
+
+  // A new connection on socket `fd`: its head is due within the timeout from now.
+  Entry* Open(int fd);
+  // The request head arrived (null is ignored).
+  void HeadReceived(Entry* entry);
+  // The response is done: the next request head is due within the timeout from now.
+  void ResponseDone(Entry* entry);
+  // The connection closed: `entry` is freed.
+  void Closed(Entry* entry);
+
+  // Connections cut so far for missing their deadline.
+  uint64_t expired() const;
+
+ private:
+  void Sweep();
+
+  std::chrono::milliseconds timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::unordered_set<Entry*> entries_;
+  uint64_t expired_ = 0;
+  bool stopping_ = false;
+  std::thread sweeper_;
+};
+
+}  // namespace gpuscope::http
