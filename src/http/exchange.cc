@@ -173,6 +173,7 @@ void Server::Daemon::OnConnection(void* cls, MHD_Connection* connection, void** 
   if (!daemon->config->tls) return;
   gnutls_session_t session = TlsSession(connection);
   if (session == nullptr) return;
+  AlertOldClientHellos(session, daemon->config->tls->min_version);
   ClientAuth auth = daemon->config->tls->client_auth;
   // Ask for a client certificate in the handshake and refuse bad ones there, as Go's
   // crypto/tls does; Screen() checks again per request.

@@ -191,9 +191,9 @@ Status Server::Apply(std::shared_ptr<const Config> config, bool force_restart) {
   std::shared_ptr<const Config> old = config_.load();
   auto same_tls = [](const std::optional<TlsMaterial>& a, const std::optional<TlsMaterial>& b) {
     if (a.has_value() != b.has_value()) return false;
-    return !a ||
-           (a->cert_pem == b->cert_pem && a->key_pem == b->key_pem && a->ca_pem == b->ca_pem &&
-            a->priorities == b->priorities && a->client_auth == b->client_auth);
+    return !a || (a->cert_pem == b->cert_pem && a->key_pem == b->key_pem &&
+                  a->ca_pem == b->ca_pem && a->priorities == b->priorities &&
+                  a->client_auth == b->client_auth && a->min_version == b->min_version);
   };
   if (daemon_ == nullptr || force_restart || old == nullptr || !same_tls(old->tls, config->tls)) {
     return StartDaemon(std::move(config));

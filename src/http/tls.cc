@@ -3,6 +3,7 @@
 #include <gnutls/x509.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <sstream>
@@ -99,13 +100,66 @@ std::vector<FileStamp> StampFiles(const std::vector<std::string>& paths) {
   return stamps;
 }
 
-std::string TlsPriorities(TlsVersion min, TlsVersion max) {
+namespace {
+
+// Appends "+token" for each distinct token, in order.
+void AddEach(std::string& out, const std::vector<std::string_view>& tokens) {
+  std::vector<std::string_view> seen;
+  for (std::string_view token : tokens) {
+    if (std::find(seen.begin(), seen.end(), token) != seen.end()) continue;
+    seen.push_back(token);
+    out += ":+";
+    out += token;
+  }
+}
+
+void AddCipherSuites(std::string& out, const TlsConfig& config) {
+  if (config.cipher_suites.empty()) {
+    // Static RSA has no forward secrecy; CBC with SHA-1 invites padding oracles. TLS 1.0 and
+    // 1.1 have nothing else, so an explicit min_version below TLS12 keeps them.
+    if (config.min_version >= TlsVersion::kTls12) out += ":-RSA:-SHA1";
+    return;
+  }
+  std::vector<std::string_view> kx, ciphers, macs;
+  for (const std::string& name : config.cipher_suites) {
+    const CipherSuiteName* suite = FindCipherSuite(name);
+    if (suite == nullptr || suite->kx.empty()) continue;  // TLS 1.3: not configurable
+    kx.push_back(suite->kx);
+    ciphers.push_back(suite->cipher);
+    macs.push_back(suite->mac);
+  }
+  // TLS 1.3 uses the listed AEAD ciphers; a list of CBC suites alone would leave it none, so
+  // then it gets its usual three (which TLS 1.2 may also pair with the listed key exchanges).
+  bool aead = std::find(macs.begin(), macs.end(), "AEAD") != macs.end();
+  if (config.max_version == TlsVersion::kTls13 && !aead) {
+    for (std::string_view cipher : {"AES-256-GCM", "CHACHA20-POLY1305", "AES-128-GCM"}) {
+      ciphers.push_back(cipher);
+    }
+    macs.push_back("AEAD");
+  }
+  out += ":-KX-ALL:-CIPHER-ALL:-MAC-ALL";
+  AddEach(out, kx);
+  AddEach(out, ciphers);
+  AddEach(out, macs);
+}
+
+}  // namespace
+
+std::string TlsPriorities(const TlsConfig& config) {
   static constexpr const char* kNames[] = {"VERS-TLS1.0", "VERS-TLS1.1", "VERS-TLS1.2",
                                            "VERS-TLS1.3"};
   std::string out = "NORMAL:-VERS-ALL";
-  for (int v = static_cast<int>(min); v <= static_cast<int>(max); ++v) {
+  for (int v = static_cast<int>(config.min_version); v <= static_cast<int>(config.max_version);
+       ++v) {
     out += ":+";
     out += kNames[v];
+  }
+  AddCipherSuites(out, config);
+  if (!config.curve_preferences.empty()) {
+    out += ":-GROUP-ALL";
+    std::vector<std::string_view> groups;
+    for (const std::string& name : config.curve_preferences) groups.push_back(CurveGroup(name));
+    AddEach(out, groups);
   }
   return out;
 }
@@ -127,10 +181,48 @@ Result<TlsMaterial> LoadTlsMaterial(const TlsConfig& config) {
     if (!ca.ok()) return ca.status();
     material.ca_pem = std::move(*ca);
   }
-  material.priorities = TlsPriorities(config.min_version, config.max_version);
+  material.priorities = TlsPriorities(config);
   material.client_auth = config.client_auth;
+  material.min_version = config.min_version;
   GPUSCOPE_RETURN_IF_ERROR(CheckMaterial(config, material));
   return material;
+}
+
+namespace {
+
+// Runs before GnuTLS parses a ClientHello. Its legacy_version is the highest version the client
+// supports, except that TLS 1.3 clients send 0x0303 and list versions in an extension; so a
+// value below `kMinimum` (0x0303 at most) means only older versions are offered.
+template <unsigned kMinimum>
+int AlertOldHello(gnutls_session_t session, unsigned htype, unsigned, unsigned incoming,
+                  const gnutls_datum_t* message) {
+  if (incoming == 0 || htype != GNUTLS_HANDSHAKE_CLIENT_HELLO || message == nullptr ||
+      message->size < 2) {
+    return 0;
+  }
+  unsigned version = (static_cast<unsigned>(message->data[0]) << 8) | message->data[1];
+  if (version >= kMinimum) return 0;
+  gnutls_alert_send(session, GNUTLS_AL_FATAL, GNUTLS_A_PROTOCOL_VERSION);
+  return GNUTLS_E_UNSUPPORTED_VERSION_PACKET;
+}
+
+}  // namespace
+
+void AlertOldClientHellos(gnutls_session_t session, TlsVersion min) {
+  gnutls_handshake_hook_func hook = nullptr;
+  switch (min) {
+    case TlsVersion::kTls10:
+      hook = &AlertOldHello<0x0301>;
+      break;
+    case TlsVersion::kTls11:
+      hook = &AlertOldHello<0x0302>;
+      break;
+    case TlsVersion::kTls12:
+    case TlsVersion::kTls13:  // a TLS 1.2-only client is refused by GnuTLS, without an alert
+      hook = &AlertOldHello<0x0303>;
+      break;
+  }
+  gnutls_handshake_set_hook_function(session, GNUTLS_HANDSHAKE_CLIENT_HELLO, GNUTLS_HOOK_PRE, hook);
 }
 
 gnutls_certificate_request_t CertificateRequestFor(ClientAuth auth) {
@@ -159,8 +251,13 @@ std::string CheckClientCertificate(gnutls_session_t session, ClientAuth auth) {
     return required ? "a client certificate is required" : "";
   }
   if (auth == ClientAuth::kRequireAnyClientCert) return "";
+  // As Go's crypto/tls: the chain must allow client authentication (a certificate without an
+  // extended key usage allows any; one that lists only serverAuth does not).
+  gnutls_typed_vdata_st purpose{};
+  purpose.type = GNUTLS_DT_KEY_PURPOSE_OID;
+  purpose.data = reinterpret_cast<unsigned char*>(const_cast<char*>(GNUTLS_KP_TLS_WWW_CLIENT));
   unsigned status = 0;
-  int rc = gnutls_certificate_verify_peers2(session, &status);
+  int rc = gnutls_certificate_verify_peers(session, &purpose, 1, &status);
   if (rc < 0) return std::string("client certificate: ") + gnutls_strerror(rc);
   if (status != 0) {
     gnutls_datum_t text{};

@@ -29,6 +29,7 @@ struct TlsMaterial {
   std::string ca_pem;      // "" without client_ca_file
   std::string priorities;  // GnuTLS priority string for the allowed versions
   ClientAuth client_auth = ClientAuth::kNoClientCert;
+  TlsVersion min_version = TlsVersion::kTls12;
   std::vector<FileStamp> stamps;  // the files read, to notice replacements
 };
 
@@ -38,8 +39,16 @@ Result<TlsMaterial> LoadTlsMaterial(const TlsConfig& config);
 // Stamps of the given files now (missing files get a zero stamp).
 std::vector<FileStamp> StampFiles(const std::vector<std::string>& paths);
 
-// GnuTLS priority string allowing exactly the versions min..max.
-std::string TlsPriorities(TlsVersion min, TlsVersion max);
+// GnuTLS priority string for a tls_server_config: exactly the versions min..max; the listed
+// cipher suites (GnuTLS combines their key exchanges, ciphers and MACs, in order; TLS 1.3 uses
+// the listed AEAD ciphers, or its own three when none is listed) or, by default, GnuTLS's NORMAL
+// set without static-RSA key exchange and CBC-SHA1 suites; the listed curves or GnuTLS's groups.
+std::string TlsPriorities(const TlsConfig& config);
+
+// Installs a handshake hook on a server session that answers a ClientHello offering only versions
+// below `min` with a protocol_version alert (GnuTLS leaves sending alerts to the application, and
+// libmicrohttpd closes without one). Call before the handshake starts.
+void AlertOldClientHellos(gnutls_session_t session, TlsVersion min);
 
 // What the server asks of clients in the handshake for a policy.
 gnutls_certificate_request_t CertificateRequestFor(ClientAuth auth);

@@ -28,6 +28,41 @@ constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kTlsVersionName
     {"TLS13", TlsVersion::kTls13},
 }};
 
+// Go's tls.CipherSuites() and tls.InsecureCipherSuites() names that GnuTLS 3.7 still offers
+// (RC4 and 3DES are left out: GnuTLS refuses them and so do we).
+constexpr std::array<CipherSuiteName, 17> kCipherSuites = {{
+    {"TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1"},
+    {"TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1"},
+    {"TLS_RSA_WITH_AES_128_CBC_SHA256", "RSA", "AES-128-CBC", "SHA256"},
+    {"TLS_RSA_WITH_AES_128_GCM_SHA256", "RSA", "AES-128-GCM", "AEAD"},
+    {"TLS_RSA_WITH_AES_256_GCM_SHA384", "RSA", "AES-256-GCM", "AEAD"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA", "ECDHE-ECDSA", "AES-128-CBC", "SHA1"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA", "ECDHE-ECDSA", "AES-256-CBC", "SHA1"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA", "ECDHE-RSA", "AES-128-CBC", "SHA1"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_CBC_SHA", "ECDHE-RSA", "AES-256-CBC", "SHA1"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256", "ECDHE-ECDSA", "AES-128-CBC", "SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA256", "ECDHE-RSA", "AES-128-CBC", "SHA256"},
+    {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", "ECDHE-RSA", "AES-128-GCM", "AEAD"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "ECDHE-ECDSA", "AES-128-GCM", "AEAD"},
+    {"TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", "ECDHE-RSA", "AES-256-GCM", "AEAD"},
+    {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM", "AEAD"},
+    {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD"},
+    {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
+}};
+
+constexpr std::array<CipherSuiteName, 3> kTls13Suites = {{
+    {"TLS_AES_128_GCM_SHA256", "", "AES-128-GCM", "AEAD"},
+    {"TLS_AES_256_GCM_SHA384", "", "AES-256-GCM", "AEAD"},
+    {"TLS_CHACHA20_POLY1305_SHA256", "", "CHACHA20-POLY1305", "AEAD"},
+}};
+
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kCurves = {{
+    {"CurveP256", "GROUP-SECP256R1"},
+    {"CurveP384", "GROUP-SECP384R1"},
+    {"CurveP521", "GROUP-SECP521R1"},
+    {"X25519", "GROUP-X25519"},
+}};
+
 constexpr std::array<std::string_view, 9> kTlsKeys = {
     "cert_file",        "key_file",          "client_ca_file",
     "client_auth_type", "min_version",       "max_version",
@@ -84,9 +119,10 @@ class Parser {
   Status ParseUsers(const YAML::Node& node, WebConfig& config) const;
 
  private:
-  Status ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls,
-                     WebConfig& config) const;
+  Status ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls) const;
   Status ParseVersion(const YAML::Node& value, const std::string& key, TlsVersion& out) const;
+  Status ParseNames(const YAML::Node& value, const std::string& key,
+                    std::vector<std::string>& out) const;
 
   std::string filename_;
 };
@@ -105,8 +141,30 @@ Status Parser::ParseVersion(const YAML::Node& value, const std::string& key,
                key + ": unknown TLS version " + Quote(*text) + " (TLS10, TLS11, TLS12, TLS13)");
 }
 
-Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, TlsConfig& tls,
-                           WebConfig& config) const {
+// cipher_suites and curve_preferences: lists of Go names, each checked.
+Status Parser::ParseNames(const YAML::Node& value, const std::string& key,
+                          std::vector<std::string>& out) const {
+  if (!value.IsSequence()) return Error(value, key + ": expected a list");
+  out.clear();
+  for (const YAML::Node& item : value) {
+    Result<std::string> name = Scalar(item, key);
+    if (!name.ok()) return name.status();
+    bool known =
+        key == "cipher_suites" ? FindCipherSuite(*name) != nullptr : !CurveGroup(*name).empty();
+    if (!known) {
+      std::string hint = key == "cipher_suites"
+                             ? "a Go crypto/tls name such as TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"
+                             : "CurveP256, CurveP384, CurveP521 or X25519";
+      return Error(item,
+                   key + ": unknown or unsupported \"" + *name + "\" (expected " + hint + ")");
+    }
+    out.push_back(*name);
+  }
+  return Status::Ok();
+}
+
+Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value,
+                           TlsConfig& tls) const {
   const std::string& key = key_node.Scalar();
   bool known = std::find(kTlsKeys.begin(), kTlsKeys.end(), key) != kTlsKeys.end();
   if (!known) return Error(key_node, "tls_server_config: unknown key " + Quote(key));
@@ -135,12 +193,8 @@ Status Parser::ParseTlsKey(const YAML::Node& key_node, const YAML::Node& value, 
   }
   if (key == "min_version") return ParseVersion(value, key, tls.min_version);
   if (key == "max_version") return ParseVersion(value, key, tls.max_version);
-  if (key == "cipher_suites" || key == "curve_preferences") {
-    if (!value.IsSequence() && !value.IsNull()) return Error(value, key + ": expected a list");
-    config.warnings.push_back(filename_ + ":" + std::to_string(value.Mark().line + 1) + ": " + key +
-                              " is ignored; GnuTLS defaults for the TLS versions apply");
-    return Status::Ok();
-  }
+  if (key == "cipher_suites") return ParseNames(value, key, tls.cipher_suites);
+  if (key == "curve_preferences") return ParseNames(value, key, tls.curve_preferences);
   return Bool(value, key).status();  // prefer_server_cipher_suites: no effect in TLS 1.3
 }
 
@@ -148,7 +202,7 @@ Status Parser::ParseTls(const YAML::Node& node, WebConfig& config) const {
   GPUSCOPE_RETURN_IF_ERROR(ExpectMap(node, "tls_server_config"));
   TlsConfig tls;
   for (const auto& entry : node) {
-    GPUSCOPE_RETURN_IF_ERROR(ParseTlsKey(entry.first, entry.second, tls, config));
+    GPUSCOPE_RETURN_IF_ERROR(ParseTlsKey(entry.first, entry.second, tls));
   }
   bool any = !tls.cert_file.empty() || !tls.key_file.empty() || !tls.client_ca_file.empty() ||
              tls.client_auth != ClientAuth::kNoClientCert;
@@ -304,6 +358,23 @@ std::string BcryptHashProblem(std::string_view hash) {
     bool ok = c == '.' || c == '/' || (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
               (c >= '0' && c <= '9');
     if (!ok) return "bcrypt hash has a character outside its alphabet";
+  }
+  return "";
+}
+
+const CipherSuiteName* FindCipherSuite(std::string_view go_name) {
+  for (const CipherSuiteName& suite : kCipherSuites) {
+    if (suite.go_name == go_name) return &suite;
+  }
+  for (const CipherSuiteName& suite : kTls13Suites) {
+    if (suite.go_name == go_name) return &suite;
+  }
+  return nullptr;
+}
+
+std::string_view CurveGroup(std::string_view go_name) {
+  for (const auto& [name, group] : kCurves) {
+    if (name == go_name) return group;
   }
   return "";
 }

@@ -35,6 +35,21 @@ enum class ClientAuth {
 
 enum class TlsVersion { kTls10, kTls11, kTls12, kTls13 };
 
+// A Go crypto/tls cipher suite name (exporter-toolkit's `cipher_suites`) and the GnuTLS
+// priority keywords it maps to. TLS 1.3 suites have no key exchange and, as in Go, cannot be
+// configured: naming them is accepted and changes nothing.
+struct CipherSuiteName {
+  std::string_view go_name;
+  std::string_view kx;      // "" for TLS 1.3 suites
+  std::string_view cipher;  // GnuTLS cipher keyword
+  std::string_view mac;     // GnuTLS MAC keyword ("AEAD" for GCM and ChaCha20)
+};
+const CipherSuiteName* FindCipherSuite(std::string_view go_name);
+
+// A Go curve name (`curve_preferences`: CurveP256, CurveP384, CurveP521, X25519) to a GnuTLS
+// group keyword (GROUP-SECP256R1, ...); "" when unknown.
+std::string_view CurveGroup(std::string_view go_name);
+
 struct TlsConfig {
   std::string cert_file;       // PEM certificate chain; required. Absolute after parsing.
   std::string key_file;        // PEM private key; required. Absolute after parsing.
@@ -42,6 +57,11 @@ struct TlsConfig {
   ClientAuth client_auth = ClientAuth::kNoClientCert;  // default NoClientCert
   TlsVersion min_version = TlsVersion::kTls12;         // default TLS12 (as exporter-toolkit)
   TlsVersion max_version = TlsVersion::kTls13;         // default TLS13
+  // Go names, in preference order; empty (default): GnuTLS's secure defaults without static-RSA
+  // key exchange and CBC-SHA1 suites (kept when min_version is below TLS12, which needs them).
+  std::vector<std::string> cipher_suites;
+  // Go names, in preference order; empty (default): GnuTLS's groups.
+  std::vector<std::string> curve_preferences;
 };
 
 struct WebConfig {
@@ -50,7 +70,8 @@ struct WebConfig {
   std::vector<std::pair<std::string, std::string>> headers;
   // user -> bcrypt hash; empty: no authentication.
   std::map<std::string, std::string> basic_auth_users;
-  // Accepted but ignored settings (cipher_suites, ...), one line each, for the caller to log.
+  // Accepted but ignored settings, questionable combinations, one line each, for the caller to
+  // log.
   std::vector<std::string> warnings;
 };
 

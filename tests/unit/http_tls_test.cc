@@ -35,12 +35,16 @@ class TlsTest : public ::testing::Test {
     Run("openssl req -x509 " + std::string(kKeyOpts) + " -days 2 -subj /CN=" + ca + " -keyout " +
         dir_.File(ca + ".key") + " -out " + dir_.File(ca + ".crt"));
   }
-  void MakeClientCert(const std::string& client, const std::string& ca) {
+  // `extensions`: x509v3 lines for the client certificate, e.g. "extendedKeyUsage=serverAuth".
+  void MakeClientCert(const std::string& client, const std::string& ca,
+                      const std::string& extensions = "") {
     Run("openssl req " + std::string(kKeyOpts) + " -subj /CN=" + client + " -keyout " +
         dir_.File(client + ".key") + " -out " + dir_.File(client + ".csr"));
+    std::string ext =
+        extensions.empty() ? "" : " -extfile " + dir_.Write(client + ".ext", extensions + "\n");
     Run("openssl x509 -req -days 2 -in " + dir_.File(client + ".csr") + " -CA " +
         dir_.File(ca + ".crt") + " -CAkey " + dir_.File(ca + ".key") + " -CAcreateserial -out " +
-        dir_.File(client + ".crt"));
+        dir_.File(client + ".crt") + ext);
   }
 
   void Run(const std::string& command) {
@@ -113,6 +117,90 @@ TEST_F(TlsTest, RequireAndVerifyClientCert) {
   CurlResult ok = Curl(dir_, TrustServer("server") + ClientCert("client") + Url(*server));
   EXPECT_EQ(ok.code, 200);
   EXPECT_EQ(ok.body, "gpu 1\n");
+}
+
+TEST_F(TlsTest, ClientCertificateMustAllowClientAuth) {
+  MakeServerCert("server", "gpuscope-test");
+  MakeCa("ca");
+  MakeClientCert("server-only", "ca", "extendedKeyUsage=serverAuth");
+  MakeClientCert("client-eku", "ca", "extendedKeyUsage=serverAuth,clientAuth");
+  MakeClientCert("no-eku", "ca");
+  auto server = StartServer(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+      "  client_ca_file: ca.crt\n  client_auth_type: RequireAndVerifyClientCert\n");
+  EXPECT_NE(Curl(dir_, TrustServer("server") + ClientCert("server-only") + Url(*server)).code, 200);
+  EXPECT_EQ(Curl(dir_, TrustServer("server") + ClientCert("client-eku") + Url(*server)).code, 200);
+  EXPECT_EQ(Curl(dir_, TrustServer("server") + ClientCert("no-eku") + Url(*server)).code, 200);
+}
+
+TEST_F(TlsTest, DefaultRefusesStaticRsaAndCbcSha1) {
+  MakeServerCert("server", "gpuscope-test");  // ECDSA
+  Run("openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=rsa -addext "
+      "subjectAltName=IP:127.0.0.1 -keyout " +
+      dir_.File("rsa.key") + " -out " + dir_.File("rsa.crt"));
+  auto ec = StartServer("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  std::string tls12 = TrustServer("server") + "--tls-max 1.2 ";
+  EXPECT_EQ(Curl(dir_, tls12 + "--ciphers ECDHE-ECDSA-AES128-GCM-SHA256 " + Url(*ec)).code, 200);
+  EXPECT_EQ(Curl(dir_, tls12 + "--ciphers ECDHE-ECDSA-AES128-SHA " + Url(*ec)).code, 0);
+  auto rsa = StartServer("tls_server_config:\n  cert_file: rsa.crt\n  key_file: rsa.key\n");
+  std::string rsa12 = TrustServer("rsa") + "--tls-max 1.2 ";
+  EXPECT_EQ(Curl(dir_, rsa12 + "--ciphers ECDHE-RSA-AES128-GCM-SHA256 " + Url(*rsa)).code, 200);
+  EXPECT_EQ(Curl(dir_, rsa12 + "--ciphers AES128-GCM-SHA256 " + Url(*rsa)).code, 0);  // static RSA
+  EXPECT_EQ(Curl(dir_, rsa12 + "--ciphers ECDHE-RSA-AES128-SHA " + Url(*rsa)).code, 0);
+}
+
+TEST_F(TlsTest, CipherSuitesAndCurvesAreHonoured) {
+  MakeServerCert("server", "gpuscope-test");
+  auto server = StartServer(
+      "tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n"
+      "  cipher_suites: [TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384]\n"
+      "  curve_preferences: [CurveP384]\n");
+  std::string tls12 = TrustServer("server") + "--tls-max 1.2 ";
+  EXPECT_EQ(Curl(dir_, tls12 + "--ciphers ECDHE-ECDSA-AES256-GCM-SHA384 " + Url(*server)).code,
+            200);
+  EXPECT_EQ(Curl(dir_, tls12 + "--ciphers ECDHE-ECDSA-AES128-GCM-SHA256 " + Url(*server)).code, 0);
+  // In TLS 1.2 the client's curves also cover the certificate's own (P-256).
+  EXPECT_EQ(Curl(dir_, tls12 + "--curves P-384:P-256 " + Url(*server)).code, 200);
+  EXPECT_EQ(Curl(dir_, tls12 + "--curves X25519:P-256 " + Url(*server)).code, 0);
+  // TLS 1.3 uses the listed AEAD cipher; the curves apply to it too.
+  EXPECT_EQ(Curl(dir_, TrustServer("server") + "--tlsv1.3 " + Url(*server)).code, 200);
+  EXPECT_EQ(Curl(dir_, TrustServer("server") + "--tlsv1.3 --curves X25519 " + Url(*server)).code,
+            0);
+}
+
+TEST_F(TlsTest, OldVersionsGetAProtocolVersionAlert) {
+  MakeServerCert("server", "gpuscope-test");
+  auto server =
+      StartServer("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
+  for (const char* flag : {"-tls1", "-tls1_1"}) {
+    // SECLEVEL=0 lets OpenSSL 3 offer TLS 1.0 and 1.1 at all.
+    std::string out =
+        Shell("openssl s_client -connect 127.0.0.1:" + std::to_string(server->port()) + " " + flag +
+              " -cipher DEFAULT@SECLEVEL=0 </dev/null 2>&1");
+    EXPECT_NE(out.find("alert protocol version"), std::string::npos) << flag << ": " << out;
+  }
+}
+
+TEST(TlsPriorities, MapsExporterToolkitSettings) {
+  TlsConfig config;
+  EXPECT_EQ(TlsPriorities(config), "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3:-RSA:-SHA1");
+  config.min_version = TlsVersion::kTls10;
+  EXPECT_EQ(TlsPriorities(config),
+            "NORMAL:-VERS-ALL:+VERS-TLS1.0:+VERS-TLS1.1:+VERS-TLS1.2:+VERS-TLS1.3");
+  config.min_version = TlsVersion::kTls12;
+  config.max_version = TlsVersion::kTls12;
+  config.cipher_suites = {"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                          "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", "TLS_AES_128_GCM_SHA256"};
+  config.curve_preferences = {"X25519", "CurveP256"};
+  EXPECT_EQ(TlsPriorities(config),
+            "NORMAL:-VERS-ALL:+VERS-TLS1.2:-KX-ALL:-CIPHER-ALL:-MAC-ALL:+ECDHE-RSA:+ECDHE-ECDSA:"
+            "+AES-128-GCM:+AEAD:-GROUP-ALL:+GROUP-X25519:+GROUP-SECP256R1");
+  // CBC suites alone leave TLS 1.3 its own AEAD ciphers.
+  TlsConfig cbc;
+  cbc.cipher_suites = {"TLS_ECDHE_RSA_WITH_AES_128_CBC_SHA"};
+  EXPECT_EQ(TlsPriorities(cbc),
+            "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3:-KX-ALL:-CIPHER-ALL:-MAC-ALL:+ECDHE-RSA:"
+            "+AES-128-CBC:+AES-256-GCM:+CHACHA20-POLY1305:+AES-128-GCM:+SHA1:+AEAD");
 }
 
 TEST_F(TlsTest, VerifyClientCertIfGivenAllowsNone) {
@@ -239,7 +327,7 @@ TEST(TlsMaterial, RejectsAMismatchedKeyAndMissingFiles) {
   config.key_file = dir.File("a.key");
   Result<TlsMaterial> good = LoadTlsMaterial(config);
   ASSERT_TRUE(good.ok()) << good.status().message();
-  EXPECT_EQ(good->priorities, "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3");
+  EXPECT_EQ(good->priorities, "NORMAL:-VERS-ALL:+VERS-TLS1.2:+VERS-TLS1.3:-RSA:-SHA1");
 }
 
 }  // namespace

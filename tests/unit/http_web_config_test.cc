@@ -18,7 +18,8 @@ tls_server_config:
   client_ca_file: ca.pem
   client_auth_type: RequireAndVerifyClientCert
   min_version: TLS13
-  cipher_suites: [TLS_AES_128_GCM_SHA256]
+  cipher_suites: [TLS_AES_128_GCM_SHA256, TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256]
+  curve_preferences: [X25519, CurveP384]
 http_server_config:
   headers:
     X-Frame-Options: deny
@@ -39,8 +40,41 @@ basic_auth_users:
   EXPECT_EQ(config->headers[0].first, "X-Frame-Options");
   EXPECT_EQ(config->headers[1].second, "max-age=31536000");
   EXPECT_EQ(config->basic_auth_users.at("prometheus"), kGoodHash);
+  EXPECT_EQ(config->tls->cipher_suites,
+            (std::vector<std::string>{"TLS_AES_128_GCM_SHA256",
+                                      "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256"}));
+  EXPECT_EQ(config->tls->curve_preferences, (std::vector<std::string>{"X25519", "CurveP384"}));
+  EXPECT_TRUE(config->warnings.empty());
+}
+
+TEST(WebConfig, UnknownCipherSuitesAndCurvesAreErrors) {
+  Result<WebConfig> rc4 = ParseWebConfig(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n"
+      "  cipher_suites:\n    - TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256\n"
+      "    - TLS_RSA_WITH_RC4_128_SHA\n",
+      "w.yml");
+  ASSERT_FALSE(rc4.ok());
+  EXPECT_NE(rc4.status().message().find("w.yml:6: cipher_suites: unknown or unsupported "
+                                        "\"TLS_RSA_WITH_RC4_128_SHA\""),
+            std::string::npos)
+      << rc4.status().message();
+  Result<WebConfig> curve = ParseWebConfig(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  curve_preferences: [P256]\n", "w.yml");
+  ASSERT_FALSE(curve.ok());
+  EXPECT_NE(curve.status().message().find("w.yml:4: curve_preferences"), std::string::npos);
+  Result<WebConfig> scalar = ParseWebConfig(
+      "tls_server_config:\n  cert_file: a\n  key_file: b\n  cipher_suites: TLS_X\n", "w.yml");
+  EXPECT_FALSE(scalar.ok());
+}
+
+TEST(WebConfig, MixedBcryptCostsAreWarnedAbout) {
+  std::string hash = kGoodHash;  // cost 10
+  Result<WebConfig> config = ParseWebConfig(
+      "basic_auth_users:\n  a: " + hash + "\n  b: $2y$12" + hash.substr(6) + "\n", "w.yml");
+  ASSERT_TRUE(config.ok()) << config.status().message();
   ASSERT_EQ(config->warnings.size(), 1u);
-  EXPECT_NE(config->warnings[0].find("cipher_suites"), std::string::npos);
+  EXPECT_NE(config->warnings[0].find("different bcrypt costs (10 to 12)"), std::string::npos)
+      << config->warnings[0];
 }
 
 TEST(WebConfig, EmptyFileFailsClosedAndEmptyTlsMeansPlainHttp) {
