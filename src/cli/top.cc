@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <ostream>
 
@@ -81,7 +82,7 @@ Result<double> ParseInterval(const std::string& text) {
   if (text.size() > 2 && text.ends_with("ms")) {
     char* end = nullptr;
     const double ms = std::strtod(text.c_str(), &end);
-    if (end == text.c_str() + text.size() - 2 && ms > 0) return ms / 1000;
+    if (end == text.c_str() + text.size() - 2 && ms > 0 && std::isfinite(ms)) return ms / 1000;
     return Status::InvalidArgument("--interval: bad duration '" + text + "'");
   }
   Result<double> seconds = ParseCommandDuration(text);
@@ -102,9 +103,9 @@ Result<TopArgs> ParseTopArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--interval" || o.flag == "-d") {
           Result<double> seconds = ParseInterval(o.value);
           if (!seconds.ok()) return seconds.status();
-          if (*seconds < 0.1) {
-            return Status::InvalidArgument("--interval: must be at least 100ms, got '" + o.value +
-                                           "'");
+          if (*seconds < 0.1 || *seconds > 3600) {
+            return Status::InvalidArgument("--interval: must be between 100ms and 1h, got '" +
+                                           o.value + "'");
           }
           out.interval_seconds = *seconds;
         } else if (o.flag == "-i" || o.flag == "--id") {

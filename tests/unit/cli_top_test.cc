@@ -157,6 +157,9 @@ TEST(TopArgsTest, RejectsBadInput) {
   EXPECT_FALSE(ParseTopArgs({"--interval"}).ok());
   EXPECT_FALSE(ParseTopArgs({"--bogus"}).ok());
   EXPECT_FALSE(ParseInterval("xms").ok());
+  for (const char* bad : {"infms", "nanms", "1e400ms", "-5ms", "inf", "nan", "1e13"}) {
+    EXPECT_FALSE(ParseTopArgs({"--interval", bad}).ok()) << bad;
+  }
 }
 
 }  // namespace
