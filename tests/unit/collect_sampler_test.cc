@@ -146,6 +146,28 @@ gpus:
   EXPECT_NEAR(h100.Get(Metric::kPcieRxBytesRate), 3000e6, 3000e6 * 0.2);
 }
 
+// A fast read sooner than 100 ms after the last GPM sample (jitter at -c 100)
+// takes no GPM sample; the last GPM values carry over instead of vanishing,
+// so the series never flicker.
+TEST(CollectSamplerTest, GpmValuesCarryOverBetweenGpmSamples) {
+  ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO", "training-8xh100");
+  ManualClock clock;
+  Sampler sampler(SimOptions(), clock.AsClock());
+  sampler.SampleOnce(true);
+  clock.now += 1;
+  testing::SetSimTime(sampler, 1);
+  SnapshotPtr sampled = sampler.SampleOnce(true);
+  ASSERT_TRUE(sampled->samples[0].Has(Metric::kSmActive));
+  clock.now += 0.05;  // too soon for the next GPM sample
+  testing::SetSimTime(sampler, 1.05);
+  SnapshotPtr soon = sampler.SampleOnce(true);
+  for (Metric m : {Metric::kSmActive, Metric::kDramActive, Metric::kTensorActive,
+                   Metric::kNvLinkTxBytesRate, Metric::kPcieRxBytesRate}) {
+    ASSERT_TRUE(soon->samples[0].Has(m)) << Def(m).key;
+    EXPECT_EQ(soon->samples[0].Get(m), sampled->samples[0].Get(m)) << Def(m).key;
+  }
+}
+
 // Count of sim calls to one exported function, from the stats JSON.
 uint64_t SimCalls(const std::string& stats, const std::string& function) {
   auto json = nlohmann::json::parse(stats, nullptr, false);
