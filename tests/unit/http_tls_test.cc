@@ -1,6 +1,10 @@
 // TLS, client certificates and certificate reload, checked with curl against certificates that
 // openssl makes for each test.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -53,8 +57,8 @@ class TlsTest : public ::testing::Test {
     ASSERT_EQ(status, 0) << command;
   }
 
-  std::unique_ptr<Server> StartServer(const std::string& web_config) {
-    ServerOptions options;
+  std::unique_ptr<Server> StartServer(const std::string& web_config,
+                                      ServerOptions options = ServerOptions()) {
     options.listen_address = "127.0.0.1:0";
     options.web_config_file = dir_.Write("web.yml", web_config);
     options.cert_check_interval = std::chrono::milliseconds(100);
@@ -179,6 +183,30 @@ TEST_F(TlsTest, OldVersionsGetAProtocolVersionAlert) {
               " -cipher DEFAULT@SECLEVEL=0 </dev/null 2>&1");
     EXPECT_NE(out.find("alert protocol version"), std::string::npos) << flag << ": " << out;
   }
+}
+
+TEST_F(TlsTest, StalledHandshakeIsCutAtTheHeadDeadline) {
+  MakeServerCert("server", "gpuscope-test");
+  ServerOptions options;
+  options.head_timeout = std::chrono::milliseconds(500);
+  auto server =
+      StartServer("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n", options);
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(server->port());
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  timeval timeout{5, 0};  // the idle timeout (10 s) cannot be what closes it
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  ASSERT_EQ(send(fd, "\x16\x03\x01", 3, MSG_NOSIGNAL), 3);  // the start of a TLS record
+  char buffer[64];
+  ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
+  bool closed = n == 0 || (n < 0 && errno == ECONNRESET);
+  close(fd);
+  EXPECT_TRUE(closed) << "recv returned " << n;
+  EXPECT_EQ(server->heads_expired(), 1u);
+  EXPECT_EQ(Curl(dir_, TrustServer("server") + Url(*server)).code, 200);
 }
 
 TEST(TlsPriorities, MapsExporterToolkitSettings) {
