@@ -28,17 +28,19 @@ asan: $(ASAN)/CMakeCache.txt
 	cmake --build $(ASAN) -j $(JOBS)
 
 # The main job: the GPU status table, on real GPUs when a driver answers,
-# else on a simulated node.
-run: setup build
+# else on a simulated node. Builds only the agent and the simulator.
+run: setup $(RELEASE)/CMakeCache.txt
+	cmake --build $(RELEASE) -j $(JOBS) --target gpuscope nvidia-ml-sim sim_scenarios
 	scripts/run.sh $(RELEASE)
 
 test: setup format-check test-release test-asan
 
+# scripts/ctest.sh lists each skipped test with its reason after ctest's summary.
 test-release: build
-	cd $(RELEASE) && ctest $(CTEST_FLAGS)
+	scripts/ctest.sh $(RELEASE) $(CTEST_FLAGS)
 
 test-asan: asan
-	cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest $(CTEST_FLAGS)
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 scripts/ctest.sh $(ASAN) $(CTEST_FLAGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs ctest in a build folder (args after the folder go to ctest), then lists
+# every skipped test with its reason: ctest itself only says "Skipped".
+# A test skips when a plain clone lacks something (../shared/reference/data
+# beside the checkout, a tool scripts/setup.sh installs); under CI=true those
+# are failures instead (tests/integration/gpuscope_testlib.py, tests/unit/test_need.h).
+set -uo pipefail
+build=$1
+shift
+cd "$build" || exit 1
+ctest "$@"
+rc=$?
+log=Testing/Temporary/LastTest.log
+if [ -f "$log" ] && grep -q "^SKIPPED: " "$log"; then
+  echo "Skip reasons:"
+  # Each test's output follows its "<n>/<m> Test: <name>" line in the log.
+  awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
+       /^SKIPPED: / { sub(/^SKIPPED: /, ""); print "  " name ": " $0 }' "$log" | sort -u
+fi
+exit $rc
