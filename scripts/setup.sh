@@ -14,8 +14,12 @@ packages=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
   python3-grpcio apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
-  wrk nginx-light valgrind procps docker-compose
+  wrk nginx-light valgrind procps docker-compose systemd
 )
+# kubectl for the kustomize check (tests/integration/test_deploy_static.py):
+# Debian's kubernetes-client (kubectl 1.20, kustomize built in), unless some
+# kubectl is already installed (a second package would clash on its path).
+command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -9,8 +9,19 @@ one-shot `gpuscope` runs, HTTP GET, real Prometheus / Alertmanager daemons in
 a work folder with PromQL queries, promtool, and the checks every alert rule
 file must pass.
 
+Skips: a test that cannot run here (a tool or the reference data missing)
+calls need(), which ends it as skipped: exit SKIP_RC, which ctest reports as
+"Skipped" (every integration test has SKIP_RETURN_CODE set in CMakeLists.txt),
+printing "SKIPPED: <reason>". A skip never passes: under CI=true, a missing
+thing that scripts/setup.sh installs (or CI lays out: ../shared) fails instead.
+Plain scripts end with `sys.exit(run_script(main))`, unittest ones with
+`unittest_main()`.
+
+Agents started here are checked when they stop: a non-zero exit status or a
+sanitizer report (ASan, LSan, UBSan, TSan) on stderr fails the test.
+
 Env: GPUSCOPE_BUILD_DIR (the build folder with gpuscope and sim/),
-GPUSCOPE_SOURCE_DIR (the checkout). stdlib + python3-yaml only.
+GPUSCOPE_SOURCE_DIR (the checkout), CI ("true" in CI). stdlib + python3-yaml only.
 """
 import json
 import os
@@ -35,10 +46,86 @@ GPUSCOPE = os.path.join(BUILD_DIR, "gpuscope")
 SHARED_DATA = os.path.join(SOURCE_DIR, "..", "shared", "reference", "data")
 PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
 ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-alertmanager"
-PROMTOOL = shutil.which("promtool")
 RULES_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "rules")
 RULE_TESTS_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "tests")
 RUNBOOKS = os.path.join(SOURCE_DIR, "docs", "runbooks")
+
+
+# ctest's SKIP_RETURN_CODE for every integration test (CMakeLists.txt).
+SKIP_RC = 77
+IN_CI = os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+SANITIZER_REPORT = re.compile(r"ERROR: \w*Sanitizer|^\S+:\d+:\d+: runtime error: |"
+                              r"WARNING: ThreadSanitizer", re.M)
+
+
+def need(available, reason, setup_installs=True):
+    """Skips the calling test unless available. Raises unittest.SkipTest
+    (run_script and unittest_main turn it into exit SKIP_RC), or, under
+    CI=true when setup_installs (scripts/setup.sh or CI provides it), an
+    AssertionError: in CI a missing tool is a failure, never a skip."""
+    if available:
+        return
+    if setup_installs and IN_CI:
+        raise AssertionError("%s (CI=true: scripts/setup.sh or CI provides it, so this "
+                             "is a failure, not a skip)" % reason)
+    raise unittest.SkipTest(reason)
+
+
+def need_tool(path, package):
+    """Skips (fails under CI=true) unless the program path or name is executable."""
+    found = path if os.path.isabs(path) else shutil.which(path)
+    need(found and os.access(found, os.X_OK),
+         "%s not installed (Debian package %s, installed by scripts/setup.sh)" % (path, package))
+    return found
+
+
+def need_shared_data(name):
+    """The path of a file of ../shared/reference/data beside the checkout (laid
+    out by CI); skips (fails under CI=true) when it is missing."""
+    path = os.path.join(SHARED_DATA, name)
+    need(os.path.isfile(path), "reference data %s missing: ../shared/reference/data is laid "
+         "out beside the checkout in CI only" % os.path.normpath(path))
+    return path
+
+
+def run_script(main):
+    """Runs a plain test script's main(): its return value is the exit status;
+    a skip (need()) exits SKIP_RC, an AssertionError exits 1."""
+    try:
+        return main() or 0
+    except unittest.SkipTest as e:
+        print("SKIPPED: %s" % e)
+        return SKIP_RC
+    except AssertionError as e:
+        print("FAIL: %s" % e)
+        return 1
+
+
+def unittest_main():
+    """unittest.main for a test script: exit 1 on a failure or no test run,
+    SKIP_RC if any test was skipped (each listed as SKIPPED: test: reason),
+    else 0."""
+    result = unittest.main(exit=False, verbosity=2).result
+    if not result.wasSuccessful() or result.testsRun == 0:
+        sys.exit(1)
+    for test, reason in result.skipped:
+        print("SKIPPED: %s: %s" % (test.id(), reason))
+    sys.exit(SKIP_RC if result.skipped else 0)
+
+
+def sanitizer_report(text):
+    """The sanitizer report in a process's output (from its first line), or None."""
+    m = SANITIZER_REPORT.search(text or "")
+    return text[text.rfind("\n", 0, m.start()) + 1:][:6000] if m else None
+
+
+def check_exit(what, code, output, expected=0):
+    """Fails when a gpuscope process exited with another status than expected
+    or printed a sanitizer report."""
+    report = sanitizer_report(output)
+    check(report is None, "%s printed a sanitizer report:\n%s" % (what, report))
+    check(code == expected, "%s exited %s, expected %s:\n%s" % (what, code, expected,
+                                                                output[-3000:]))
 
 
 def check(cond, message):
@@ -99,6 +186,9 @@ def run(args, env=None, timeout=30):
     """Runs gpuscope to completion: (exit code, stdout, stderr)."""
     p = subprocess.run([GPUSCOPE] + list(args), capture_output=True, text=True,
                        env=clean_env(env), timeout=timeout)
+    report = sanitizer_report(p.stderr)
+    check(report is None, "gpuscope %s printed a sanitizer report:\n%s" % (" ".join(args),
+                                                                          report))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -128,10 +218,13 @@ class Serve:
                                      env=clean_env(env))
         self.scheme = scheme
         self.port = None
+        self.final_output = None  # the log once stopped
         if wait:
             self.wait_started(timeout)
 
     def output(self):
+        if self.final_output is not None:
+            return self.final_output
         with open(self.log.name, errors="replace") as f:
             return f.read()
 
@@ -165,10 +258,18 @@ class Serve:
             time.sleep(0.1)
         raise AssertionError("never healthy: %s %s\n%s" % (status, body, self.output()))
 
-    def stop(self, sig=signal.SIGTERM, timeout=10):
-        stop_process(self.proc, sig, timeout)
+    def stop(self, sig=signal.SIGTERM, timeout=10, expect_code=0):
+        """Stops the agent (if still running) and fails unless it exited with
+        expect_code (None: any) and printed no sanitizer report."""
+        if self.final_output is not None:
+            return self.proc.returncode
+        code = stop_process(self.proc, sig, timeout)
+        self.final_output = self.output()
+        self.log.close()
         os.unlink(self.log.name)
-        return self.proc.returncode
+        check_exit(" ".join(self.cmd), code, self.final_output,
+                   code if expect_code is None else expect_code)
+        return code
 
     def __enter__(self):
         return self
@@ -280,7 +381,9 @@ def start_alertmanager(workdir):
 
 
 def promtool(args, text=None, cwd=None, timeout=60):
-    """Runs promtool (stdin: text): (exit code, stdout + stderr stripped)."""
+    """Runs promtool (stdin: text): (exit code, stdout + stderr stripped).
+    Skips (fails under CI=true) without promtool."""
+    need_tool("promtool", "prometheus")
     p = subprocess.run(["promtool"] + list(args), input=text, capture_output=True, text=True,
                        cwd=cwd, timeout=timeout)
     return p.returncode, (p.stdout + p.stderr).strip()
@@ -312,13 +415,13 @@ class AlertRuleFileChecks:
         with open(self.RULES) as f:
             return [g["name"] for g in yaml.safe_load(f)["groups"]]
 
-    @unittest.skipUnless(PROMTOOL, "promtool not installed")
     def test_promtool_check_rules(self):
+        need_tool("promtool", "prometheus")
         rc, out = promtool(["check", "rules", self.RULES])
         self.assertEqual(rc, 0, out)
 
-    @unittest.skipUnless(PROMTOOL, "promtool not installed")
     def test_promtool_unit_tests(self):
+        need_tool("promtool", "prometheus")
         rc, out = promtool(["test", "rules", self.TESTS], cwd=os.path.dirname(self.TESTS))
         self.assertEqual(rc, 0, out)
 

@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE as BINARY, SOURCE_DIR  # noqa: E402
+from gpuscope_testlib import GPUSCOPE as BINARY, SOURCE_DIR, unittest_main  # noqa: E402
 
 SCENARIOS = os.path.join(SOURCE_DIR, "sim", "scenarios", "diagnosis")
 
@@ -20,16 +20,15 @@ def diagnose(scenario, *extra):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120)
 
 
-def wired():
-    if not os.path.exists(BINARY):
-        return False
-    out = subprocess.run([BINARY, "diagnose", "--help"], capture_output=True, text=True,
-                         timeout=30)
-    return out.returncode == 0
-
-
-@unittest.skipUnless(wired(), "gpuscope diagnose is not built yet")
 class DiagnoseCommandTest(unittest.TestCase):
+    def test_help(self):
+        # A broken `diagnose --help` is a failure (it once made the whole
+        # file skip silently).
+        out = subprocess.run([BINARY, "diagnose", "--help"], capture_output=True, text=True,
+                             timeout=30)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("--window", out.stdout)
+
     def findings(self, scenario):
         out = diagnose(scenario, "--json")
         self.assertEqual(out.returncode, 0, out.stderr)
@@ -79,4 +78,4 @@ class DiagnoseCommandTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest_main()

@@ -19,7 +19,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import PROMETHEUS, SOURCE_DIR, Prometheus, free_port  # noqa: E402
+from gpuscope_testlib import (PROMETHEUS, SOURCE_DIR, Prometheus, free_port,  # noqa: E402
+                              need_tool, run_script)
 
 GOLDEN = os.path.join(SOURCE_DIR, "tests", "golden")
 BODIES = {
@@ -82,9 +83,7 @@ def check_job(prom, job, expected):
 
 
 def main():
-    if not os.access(PROMETHEUS, os.X_OK):
-        print("SKIP: prometheus not installed")
-        return
+    need_tool(PROMETHEUS, "prometheus")
     for name, _ in BODIES.values():
         if not os.path.exists(os.path.join(GOLDEN, name)):
             fail("missing golden body " + name)
@@ -118,4 +117,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_script(main))

@@ -20,7 +20,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (ALERTMANAGER, PROMETHEUS, RULES_DIR, Prometheus,  # noqa: E402
-                              Serve, check, http_get, scrape_config, start_alertmanager)
+                              Serve, check, http_get, need_tool, run_script, scrape_config,
+                              start_alertmanager)
 
 RULES = os.path.join(RULES_DIR, "gpu-health.yml")
 OTHERS = ["0", "1", "2", "4", "5", "6", "7"]
@@ -65,10 +66,8 @@ def check_others_advance(prom, instance):
 
 
 def main():
-    for tool in (PROMETHEUS, ALERTMANAGER):
-        if not os.access(tool, os.X_OK):
-            print("skip: %s missing" % tool)
-            return 0
+    need_tool(PROMETHEUS, "prometheus")
+    need_tool(ALERTMANAGER, "prometheus-alertmanager")
     workdir = tempfile.mkdtemp(prefix="gpuscope-drill-")
     daemons = []
     try:
@@ -105,4 +104,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

@@ -43,7 +43,8 @@ import yaml
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fake_kubelet import FakeKubelet  # noqa: E402
 from gpuscope_testlib import (GPUSCOPE as BINARY, PROMETHEUS, RULES_DIR as RULES,  # noqa: E402
-                              SOURCE_DIR as SRC, free_port, http_get)
+                              SOURCE_DIR as SRC, check_exit, free_port, http_get, need_tool,
+                              run_script)
 
 SCENARIOS = os.path.join(SRC, "sim", "scenarios", "fleet")
 DASHBOARDS = os.path.join(SRC, "deploy", "grafana", "dashboards")
@@ -188,12 +189,12 @@ class Fleet:
             time.sleep(0.3)
         raise AssertionError(f"{what} did not answer {url} within {timeout}s: {self.tail(what)}")
 
-    def tail(self, name):
+    def tail(self, name, chars=3000):
         path = os.path.join(self.tmp, f"{name}.log")
         if not os.path.exists(path):
             return ""
         with open(path, errors="replace") as f:
-            return f.read()[-3000:]
+            return f.read()[-chars:]
 
     def inference_uuids(self):
         _, _, body = http_get(f"http://127.0.0.1:{self.ports['node-05']}/metrics")
@@ -272,6 +273,9 @@ class Fleet:
         return self.api("/api/v1/query", query=expr)["result"]
 
     def stop(self):
+        """Stops everything; the agents' exit problems (a non-zero status or a
+        sanitizer report), as failure messages."""
+        failures = []
         if self.app:
             self.app.shutdown()
         if self.kubelet:
@@ -285,8 +289,12 @@ class Fleet:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-            if p.returncode != 0:  # clean shutdown is test_serve_signals' job
-                log(f"note: {name} exited with {p.returncode} after SIGTERM")
+            if name != "prometheus":
+                try:
+                    check_exit(f"agent {name}", p.returncode, self.tail(name, 1 << 20))
+                except AssertionError as e:
+                    failures.append(str(e))
+        return failures
 
 
 def wait_for(what, check, deadline):
@@ -412,9 +420,7 @@ def main():
     if not os.access(BINARY, os.X_OK):
         print(f"FAIL: {BINARY} not built (set GPUSCOPE_BUILD_DIR)")
         return 1
-    if not os.access(PROMETHEUS, os.X_OK):
-        print("SKIP: prometheus not installed (Debian package prometheus)")
-        return 0
+    need_tool(PROMETHEUS, "prometheus")
     tmp = tempfile.mkdtemp(prefix="gpuscope-fleet-")
     fleet = Fleet(tmp)
     started = time.time()
@@ -432,7 +438,9 @@ def main():
     except AssertionError as e:
         print("FAIL:", e)
     finally:
-        fleet.stop()
+        for f in fleet.stop():
+            print("FAIL:", f)
+            ok = False
         if not ok:
             for name in ["prometheus"] + [n for n, _, _ in NODES]:
                 text = fleet.tail(name)
@@ -444,4 +452,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

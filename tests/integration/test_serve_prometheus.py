@@ -26,8 +26,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (SHARED_DATA, Prometheus, Serve, check,  # noqa: E402
-                              scrape_config)
+from gpuscope_testlib import (Prometheus, Serve, check, need_shared_data,  # noqa: E402
+                              run_script, scrape_config)
 
 DASHBOARD_METRICS = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
                      "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED",
@@ -35,7 +35,7 @@ DASHBOARD_METRICS = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI
 
 
 def panel_queries():
-    with open(os.path.join(SHARED_DATA, "grafana-12239-dcgm-exporter.json")) as f:
+    with open(need_shared_data("grafana-12239-dcgm-exporter.json")) as f:
         dashboard = json.load(f)
     queries = []
 
@@ -91,6 +91,7 @@ def check_energy(prom, instance):
 
 
 def main():
+    panel_queries()  # skips before starting anything without the reference data
     with Serve(["--simulate", "training-8xh100", "-c", "250"]) as serve:
         serve.wait_healthy()
         instance = "127.0.0.1:%d" % serve.port
@@ -113,4 +114,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

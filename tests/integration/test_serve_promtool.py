@@ -9,10 +9,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, promtool  # noqa: E402
+from gpuscope_testlib import Serve, check, need_tool, promtool, run_script  # noqa: E402
 
 
 def main():
+    need_tool("promtool", "prometheus")
     for scenario in ("training-8xh100", "fault-drill", "mixed-node"):
         with Serve(["--simulate", scenario, "--metrics", "native", "-c", "200"]) as s:
             s.wait_healthy()
@@ -28,4 +29,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run_script(main))

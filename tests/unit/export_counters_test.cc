@@ -5,13 +5,15 @@
 #include <string>
 
 #include "export/counters.h"
+#include "test_need.h"
 
 namespace gpuscope::prom {
 namespace {
 
+using test_support::ReferenceDataPath;
+
 std::string ReadReference(const std::string& name) {
-  std::ifstream in(std::string(GPUSCOPE_SOURCE_DIR) + "/../shared/reference/data/" + name,
-                   std::ios::binary);
+  std::ifstream in(ReferenceDataPath(name), std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();
   return text.str();
@@ -24,6 +26,7 @@ std::string ErrorOf(std::string_view text) {
 }
 
 TEST(Counters, DefaultFileParsesUnchanged) {
+  GPUSCOPE_NEED_REFERENCE_DATA("default-counters.csv");
   std::string text = ReadReference("default-counters.csv");
   ASSERT_FALSE(text.empty()) << "reference data missing";
   Result<CounterSet> set = ParseCounters(text, "default-counters.csv");
@@ -63,6 +66,7 @@ TEST(Counters, DefaultFileParsesUnchanged) {
 }
 
 TEST(Counters, DcpFileParsesUnchanged) {
+  GPUSCOPE_NEED_REFERENCE_DATA("dcp-metrics-included.csv");
   std::string text = ReadReference("dcp-metrics-included.csv");
   ASSERT_FALSE(text.empty());
   Result<CounterSet> set = ParseCounters(text, "dcp-metrics-included.csv");
@@ -72,6 +76,7 @@ TEST(Counters, DcpFileParsesUnchanged) {
 }
 
 TEST(Counters, EmbeddedDefaultIsTheReferenceFile) {
+  GPUSCOPE_NEED_REFERENCE_DATA("default-counters.csv");
   EXPECT_EQ(kDefaultCountersCsv, ReadReference("default-counters.csv"));
   CounterSet set = DefaultCounterSet();
   EXPECT_EQ(set.entries.size(), 25u);
@@ -208,8 +213,8 @@ TEST(Counters, LoadFileReportsMissingFile) {
 }
 
 TEST(Counters, LoadFileReadsTheReferenceFile) {
-  Result<CounterSet> set = LoadCountersFile(std::string(GPUSCOPE_SOURCE_DIR) +
-                                            "/../shared/reference/data/default-counters.csv");
+  GPUSCOPE_NEED_REFERENCE_DATA("default-counters.csv");
+  Result<CounterSet> set = LoadCountersFile(ReferenceDataPath("default-counters.csv"));
   ASSERT_TRUE(set.ok()) << set.status().message();
   EXPECT_EQ(set->entries.size(), 25u);
 }

@@ -11,6 +11,7 @@
 
 #include "export/render.h"
 #include "export_test_util.h"
+#include "test_need.h"
 
 namespace gpuscope::prom {
 namespace {
@@ -52,7 +53,7 @@ std::vector<Family> SelfMetrics() {
 }
 
 TEST(Promtool, NativeOutputHasNoLintFindings) {
-  if (!HavePromtool()) GTEST_SKIP() << "promtool not installed";
+  GPUSCOPE_NEED(HavePromtool(), "promtool not installed (Debian package prometheus)");
   Renderer renderer(testing::AllCounters(MetricSet::kNative));
   Snapshot snapshot = testing::FullSnapshot();
   snapshot.gpus[1].mig_profile = "1g.10gb";
@@ -69,7 +70,7 @@ TEST(Promtool, NativeOutputHasNoLintFindings) {
 // without _total, camelCase labels), which promtool reports with exit code 3;
 // a body that does not parse would exit 1.
 TEST(Promtool, DcgmOutputParses) {
-  if (!HavePromtool()) GTEST_SKIP() << "promtool not installed";
+  GPUSCOPE_NEED(HavePromtool(), "promtool not installed (Debian package prometheus)");
   Renderer renderer(testing::AllCounters(MetricSet::kBoth));
   std::string body = *renderer.Render(testing::FullSnapshot(), SelfMetrics()).text;
   ASSERT_NE(body.find("DCGM_FI_DEV_FB_USED{"), std::string::npos);
