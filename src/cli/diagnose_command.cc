@@ -84,6 +84,8 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
           out.help = true;
         } else if (o.flag == "--json" && !o.inline_value) {
           out.json = true;
+        } else if (o.flag == "--live" && !o.inline_value) {
+          out.live = true;
         } else if (o.flag == "--window" || o.flag == "-w") {
           Result<double> seconds = ParseCommandDuration(o.value);
           if (!seconds.ok()) {
@@ -105,14 +107,16 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
 }
 
 std::string DiagnoseUsage() {
-  return "Usage: gpuscope diagnose [--window 5m] [-i GPU] [--json]\n"
+  return "Usage: gpuscope diagnose [--window 5m] [-i GPU] [--json] [--live]\n"
          "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
          "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
          "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
          "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated\n"
-         "  --json                 one JSON document instead of the text report\n\n"
+         "  --json                 one JSON document instead of the text report\n"
+         "  --live                 sample in real time on the simulator too\n\n"
          "On a real driver the GPUs are sampled once a second for the window first; on the\n"
-         "simulator the window is sampled offline from GPUSCOPE_SIM_START_TIME (default 0).\n";
+         "simulator the window is sampled offline from GPUSCOPE_SIM_START_TIME (default 0),\n"
+         "unless --live.\n";
 }
 
 Result<double> SimStartTime(const char* value) {
@@ -141,10 +145,10 @@ Status RunDiagnose(Invocation& inv) {
   Result<std::string> library = PrepareNvml(inv.common);
   if (!library.ok()) return library.status();
   spdlog::set_level(spdlog::level::warn);
-  const bool simulated =
-      !ScenarioName(inv.common, [](const char* name) { return std::getenv(name); }).empty();
-  Result<Sampled> sampled = simulated ? SampleOffline(*library, args->window_seconds)
-                                      : SampleLive(*library, args->window_seconds, *inv.err);
+  const auto env = [](const char* name) { return std::getenv(name); };
+  const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
+  Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds)
+                                    : SampleLive(*library, args->window_seconds, *inv.err);
   if (!sampled.ok()) return sampled.status();
   if (!sampled->snapshot->nvml_up) return Status::Unavailable(sampled->snapshot->nvml_error);
   analysis::RunOptions options;

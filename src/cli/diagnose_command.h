@@ -1,14 +1,15 @@
 // `gpuscope diagnose`: "why is my job slow?" Bottleneck verdicts with the
 // evidence behind them, per GPU, over a trailing window:
 //
-//   gpuscope diagnose [--window 5m] [-i GPU] [--json]
+//   gpuscope diagnose [--window 5m] [-i GPU] [--json] [--live]
 //
 // On the simulator (--simulate or GPUSCOPE_SIM_SCENARIO) the window is sampled
 // offline: the scenario clock is stepped from GPUSCOPE_SIM_START_TIME (or 0)
 // to start + window in 1 s steps, so five scenario minutes take under a
 // second. On a real driver the GPUs are sampled live once a second for the
 // window (progress on stderr; SIGINT/SIGTERM stops early and diagnoses what
-// was gathered), then diagnosed.
+// was gathered), then diagnosed. --live samples the simulator that way too,
+// so tests run the real-time path on a sped-up scenario.
 //
 // Thread safety: runs on main's thread.
 #pragma once
@@ -25,6 +26,7 @@ struct DiagnoseArgs {
   double window_seconds = 300;
   std::string ids;  // -i/--id, nvidia-smi syntax; empty: every GPU
   bool json = false;
+  bool live = false;  // sample in real time even on the simulator
   bool help = false;
 };
 

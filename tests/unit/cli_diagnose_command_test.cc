@@ -32,6 +32,11 @@ TEST(CliDiagnoseArgs, ParsesWindowIdsAndJson) {
   ASSERT_TRUE(d.ok());
   EXPECT_DOUBLE_EQ(d->window_seconds, 300);
   EXPECT_FALSE(d->json);
+  EXPECT_FALSE(d->live);
+  Result<DiagnoseArgs> live = ParseDiagnoseArgs({"--live"});
+  ASSERT_TRUE(live.ok());
+  EXPECT_TRUE(live->live);
+  EXPECT_FALSE(ParseDiagnoseArgs({"--live=yes"}).ok());
 }
 
 TEST(CliDiagnoseArgs, RejectsBadInput) {
