@@ -72,6 +72,20 @@ Status Clear(Sim& sim, const std::vector<std::string>& w) {
   return Status::Ok();
 }
 
+// Writes `applied` (the control file's byte offset up to which every line has
+// been applied) to <path>.ack, through a temp file and a rename so that a
+// reader never sees a partial number: clients wait on it instead of sleeping.
+void WriteAck(const std::string& path, long long applied) {
+  const std::string ack = path + ".ack";
+  const std::string tmp = ack + ".tmp." + std::to_string(getpid());
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << applied << "\n";
+    if (!out.flush()) return;  // best effort: the client then times out and says so
+  }
+  std::rename(tmp.c_str(), ack.c_str());
+}
+
 }  // namespace
 
 Status ApplyControlCommand(Sim& sim, const std::string& line) {
@@ -131,6 +145,7 @@ void ControlChannel::Poll() {
                    st.message().c_str());
     }
   }
+  WriteAck(path_, offset_ - static_cast<long long>(partial_.size()));
 }
 
 }  // namespace gpuscope::sim

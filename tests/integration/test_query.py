@@ -9,15 +9,17 @@ GPUSCOPE_UPDATE_GOLDEN=1 rewrites tests/golden/query/ from the current binary.
 stdlib only.
 """
 import os
+import queue
 import re
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, SoftChecks  # noqa: E402
+from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, SoftChecks, sanitizer_report  # noqa: E402
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
@@ -36,6 +38,8 @@ def env_with(extra=None):
 def run(args, extra_env=None, timeout=60):
     p = subprocess.run([GPUSCOPE] + args, capture_output=True, text=True, timeout=timeout,
                        env=env_with(extra_env))
+    report = sanitizer_report(p.stderr)
+    check(report is None, "%s: sanitizer report:\n%s" % (args, report))
     return p.returncode, p.stdout, p.stderr
 
 
@@ -131,23 +135,61 @@ def test_output_file():
             check(f.read() == direct, "-f file differs from stdout output")
 
 
-def parse_blocks(text):
-    lines = text.splitlines()
-    return lines[0], lines[1:]
+def read_lines(p, count, timeout=60):
+    """Up to count stdout lines of p as (monotonic arrival time, line), waiting
+    for them (not for a fixed time: a loaded machine only makes it slower)."""
+    lines = queue.Queue()
+
+    def reader():
+        for line in p.stdout:
+            lines.put((time.monotonic(), line.rstrip("\n")))
+        lines.put(None)
+    threading.Thread(target=reader, daemon=True).start()
+    got = []
+    deadline = time.monotonic() + timeout
+    while len(got) < count and time.monotonic() < deadline:
+        try:
+            item = lines.get(timeout=0.5)
+        except queue.Empty:
+            continue
+        if item is None:
+            break
+        got.append(item)
+    return got, lines
 
 
-def check_loop(args, seconds, min_blocks, max_blocks):
+def check_loop(args, interval_s, blocks):
+    """Runs a -l/-lms loop until it has printed `blocks` blocks of 8 rows, then
+    SIGINT: exit 0, whole blocks, and blocks no closer than the interval."""
     p = subprocess.Popen([GPUSCOPE] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env=env_with())
-    time.sleep(seconds)
+    got, rest = read_lines(p, 1 + blocks * 8)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=10)
+    try:
+        err = p.communicate(timeout=10)[1]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        err = p.communicate()[1]
+    while True:  # the rows printed before SIGINT took effect
+        item = rest.get(timeout=10)
+        if item is None:
+            break
+        got.append(item)
     check(p.returncode == 0, "loop %s: exit %s after SIGINT: %s" % (args, p.returncode, err))
-    header, rows = parse_blocks(out)
+    check(sanitizer_report(err) is None, "loop %s: %s" % (args, sanitizer_report(err)))
+    check(len(got) >= 1 + blocks * 8, "loop %s: %d lines, want %d blocks of 8 after the header"
+          % (args, len(got), blocks))
+    header, rows = got[0][1], [line for _, line in got[1:]]
     check(header == "utilization.gpu [%], memory.used [MiB], temperature.gpu, power.draw [W]",
           "loop header: %r" % header)
-    check(len(rows) % 8 == 0 and min_blocks * 8 <= len(rows) <= max_blocks * 8,
-          "loop %s: %d rows, want %d..%d blocks of 8" % (args, len(rows), min_blocks, max_blocks))
+    check(len(rows) % 8 == 0, "loop %s: %d rows, not whole blocks of 8" % (args, len(rows)))
+    ends = [t for t, _ in got[8::8]]  # when each block's last row arrived
+    if len(ends) >= blocks:
+        # Sleeps can only be longer than asked; allow for the first block's
+        # start-up and for output arriving late (pipes), not early.
+        span = ends[blocks - 1] - ends[0]
+        check(span >= (blocks - 1) * interval_s * 0.7, "loop %s: %d blocks within %.2f s, "
+              "interval %.2f s" % (args, blocks, span, interval_s))
     pattern = re.compile(r"^(\d+) %, (\d+) MiB, (\d+), (\d+\.\d\d) W$")
     for row in rows:
         m = pattern.match(row)
@@ -162,8 +204,8 @@ def check_loop(args, seconds, min_blocks, max_blocks):
 def test_loops():
     query = ["query", "--simulate", "training-8xh100",
              "--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw", "--format=csv"]
-    check_loop(query + ["-l", "1"], 2.5, 2, 3)
-    check_loop(query + ["-lms", "300"], 1.1, 3, 5)
+    check_loop(query + ["-l", "1"], 1.0, 3)
+    check_loop(query + ["-lms", "300"], 0.3, 4)
 
 
 def test_summary():

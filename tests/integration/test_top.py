@@ -15,7 +15,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SoftChecks  # noqa: E402
+from gpuscope_testlib import GPUSCOPE, SoftChecks, sanitizer_report  # noqa: E402
 
 CLEAR = b"\x1b[H\x1b[2J"
 RESTORE_CURSOR = b"\x1b[?25h"
@@ -32,6 +32,7 @@ def test_once():
         [GPUSCOPE, "top", "--simulate", "training-8xh100", "--once", "--no-color"],
         capture_output=True, text=True, timeout=30, env=clean_env())
     check(proc.returncode == 0, "top --once exit %d: %s" % (proc.returncode, proc.stderr))
+    check(sanitizer_report(proc.stderr) is None, "top --once: " + proc.stderr)
     out = proc.stdout
     gpus = re.findall(r"^GPU (\d+)  (.+?)\s{2,}OK$", out, re.M)
     check([int(g[0]) for g in gpus] == list(range(8)), "8 GPUs listed, got %r" % (gpus,))
@@ -46,11 +47,14 @@ def test_bad_args():
     proc = subprocess.run([GPUSCOPE, "top", "--simulate", "training-8xh100", "--interval", "5ms"],
                           capture_output=True, text=True, timeout=30, env=clean_env())
     check(proc.returncode == 2, "bad interval exits 2, got %d" % proc.returncode)
+    check(sanitizer_report(proc.stderr) is None, "top --interval 5ms: " + proc.stderr)
     check("--interval" in proc.stderr, "error names the option: " + proc.stderr)
 
 
-def read_available(fd, out, until):
-    while time.time() < until:
+def read_available(fd, out, until, enough=None):
+    """Reads fd into out until the time `until` (or until enough(out));
+    False once the child closed the terminal."""
+    while time.time() < until and not (enough and enough(out)):
         ready, _, _ = select.select([fd], [], [], 0.05)
         if not ready:
             continue
@@ -71,7 +75,8 @@ def test_live_under_pty():
         os.execve(GPUSCOPE, [GPUSCOPE, "top", "--simulate", "mixed-node", "--interval", "300ms"],
                   env)
     out = bytearray()
-    read_available(fd, out, time.time() + 1.5)
+    # Two redraws, however long a loaded machine takes to start and draw.
+    read_available(fd, out, time.time() + 60, lambda o: o.count(CLEAR) >= 2)
     os.kill(pid, signal.SIGINT)
     deadline = time.time() + 10
     status = None
@@ -92,6 +97,8 @@ def test_live_under_pty():
     check(os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0,
           "top exits 0 on SIGINT, status %r" % status)
     check(out.count(CLEAR) >= 2, "at least two redraws, got %d" % out.count(CLEAR))
+    report = sanitizer_report(out.decode(errors="replace"))
+    check(report is None, "top under a pty: %s" % report)
     check(RESTORE_CURSOR in out, "cursor restored")
     check(out.rfind(RESTORE_CURSOR) > out.rfind(CLEAR), "cursor restored after the last frame")
     check(b"NVIDIA L4" in out and b"A100" in out, "mixed-node GPUs drawn")

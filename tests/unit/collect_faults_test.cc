@@ -106,7 +106,8 @@ TEST(CollectFaultsTest, HungCallMarksOnlyThatGpuStale) {
   Sampler sampler(options);
   ASSERT_TRUE(sampler.Open().ok());
   sampler.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  SnapshotPtr first = WaitFor(sampler, [](const Snapshot& s) { return s.samples.size() == 8; });
+  ASSERT_EQ(first->samples.size(), 8u);
   ASSERT_EQ(sampler.Latest()->samples[2].state, GpuState::kOk);
   const double power_before = sampler.Latest()->samples[2].Get(Metric::kPowerUsage);
   control.Send("inject 2 hang nvmlDeviceGetPowerUsage 5");
@@ -116,8 +117,9 @@ TEST(CollectFaultsTest, HungCallMarksOnlyThatGpuStale) {
       WaitFor(sampler, [](const Snapshot& s) { return s.samples[2].state == GpuState::kStale; });
   control.Send("clear 2 hang");
   ASSERT_EQ(during->samples[2].state, GpuState::kStale);
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
-  SnapshotPtr later = sampler.Latest();
+  const auto min_sequence = during->sequence + 3;
+  SnapshotPtr later =
+      WaitFor(sampler, [&](const Snapshot& s) { return s.sequence >= min_sequence; });
   EXPECT_GE(later->sequence, during->sequence + 3);  // still publishing
   EXPECT_EQ(later->samples[2].state, GpuState::kStale);
   EXPECT_THAT(later->samples[2].state_reason, ::testing::HasSubstr("has not returned"));
@@ -179,7 +181,7 @@ TEST(CollectFaultsTest, DriverNotLoadedIsReportedAndSamplerKeepsRunning) {
   Sampler sampler(options);
   EXPECT_FALSE(sampler.Open().ok());
   sampler.Start();
-  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  WaitFor(sampler, [](const Snapshot& s) { return s.sequence >= 2; });
   sampler.Stop();
   SnapshotPtr snap = sampler.Latest();
   EXPECT_GE(snap->sequence, 2u);

@@ -70,7 +70,9 @@ inline std::string ReadFile(const std::string& path) {
 }
 
 // The simulator's control file, named by GPUSCOPE_SIM_CONTROL while the
-// object lives: commands are appended, the sim polls it.
+// object lives: commands are appended, the sim polls it and acknowledges
+// them in <path>.ack (sim/README.md). The sim must be running (initialised
+// after this object was made) when a command is sent.
 class SimControl {
  public:
   SimControl() : path_(TempPath("control")), env_("GPUSCOPE_SIM_CONTROL", path_) {
@@ -78,22 +80,36 @@ class SimControl {
   }
   const std::string& path() const { return path_; }
 
+  // Appends a command and returns once the sim has applied it (a test
+  // failure if it has not within 30 s, however loaded the machine).
   void Send(const std::string& command) {
     std::ofstream(path_, std::ios::app) << command << "\n";
-    // The sim polls every ~20 ms.
-    std::this_thread::sleep_for(std::chrono::milliseconds(120));
+    const auto size = static_cast<long long>(std::filesystem::file_size(path_));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (Acked() < size) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        ADD_FAILURE() << "the simulator did not apply '" << command << "' within 30 s";
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
   }
   // Writes the sim's call statistics (JSON) and returns them.
   std::string Stats() {
     const std::string out = TempPath("stats.json");
-    Send("stats " + out);
-    for (int i = 0; i < 100 && !std::filesystem::exists(out); ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+    Send("stats " + out);  // written before the ack
     return ReadFile(out);
   }
 
  private:
+  // The control file offset up to which the sim has applied every line.
+  long long Acked() const {
+    std::ifstream in(path_ + ".ack");
+    long long applied = -1;
+    in >> applied;
+    return applied;
+  }
+
   std::string path_;
   ScopedEnv env_;
 };
