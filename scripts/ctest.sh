@@ -11,10 +11,14 @@ cd "$build" || exit 1
 ctest "$@"
 rc=$?
 log=Testing/Temporary/LastTest.log
-if [ -f "$log" ] && grep -q "^SKIPPED: " "$log"; then
+if [ -f "$log" ] && grep -qE "^SKIPPED: |: Skipped$" "$log"; then
   echo "Skip reasons:"
   # Each test's output follows its "<n>/<m> Test: <name>" line in the log.
+  # Scripts print "SKIPPED: <reason>"; GoogleTest "<file>:<line>: Skipped"
+  # with the reason on the next line.
   awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
+       gtest { gtest = 0; sub(/^SKIPPED: /, ""); print "  " name ": " $0; next }
+       /: Skipped$/ { gtest = 1 }
        /^SKIPPED: / { sub(/^SKIPPED: /, ""); print "  " name ": " $0 }' "$log" | sort -u
 fi
 exit $rc
