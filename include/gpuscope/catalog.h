@@ -2,7 +2,8 @@
 // (DESIGN principle 5). The sampler reads it to know what to fetch and how
 // often, the exporter to name and type series, the query CLI to print
 // nvidia-smi columns, docs/metrics.md is generated from it. Adding a metric is
-// one row here plus, for a new NVML call, one reader in src/collect.
+// one X() entry below and one row in src/collect/catalog_rows.h; only a new
+// NVML call (a new Source) also needs a reader in src/collect.
 //
 // Values are stored in the unit NVML reports (percent, MHz, bytes, milliwatts
 // as watts, ...) so that integer readings stay exact; each output converts with
@@ -42,6 +43,7 @@ enum class Scale : uint8_t {
   kNanoToUnit,      // / 1e9 (ns -> s)
   kNanoToMicro,     // / 1e3 (ns -> us)
   kUnitToMicro,     // * 1e6 (s -> us)
+  kKibiToUnit,      // * 1024 (KiB -> bytes)
 };
 
 // How nvidia-smi prints a value (reference/nvidia-smi-compat.md).
@@ -55,8 +57,11 @@ enum class SmiFormat : uint8_t {
   kYesNo,    // "Yes" / "No"
 };
 
-// What NVML call (or derivation) yields a metric. One reader per source in
-// src/collect; a source may fill several metrics (memory info: four).
+// What NVML call (or derivation) yields a metric. The reader table in
+// src/collect/readers_table.cc maps each source to its reader, and a
+// static_assert there proves that every source a row names has one; a source
+// may fill several metrics (memory info: four). Field-value rows carry their
+// id, scope and unit in the row, so they need no reader code of their own.
 enum class Source : uint8_t {
   kFieldValue,  // batched nvmlDeviceGetFieldValues with field_id
   kUtilization,
@@ -76,12 +81,17 @@ enum class Source : uint8_t {
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
-  kEcc,       // fallback when field values are unavailable
-  kRemapped,  // fallback when field values are unavailable
-  kRetired,   // fallback when field values are unavailable
   kIntegral,  // sampler integral over time
   kPeak,      // sampler trailing-window maximum
   kEvents,    // event thread
+};
+
+// How a metric is read through nvmlDeviceGetFieldValues (kFieldValue rows,
+// and kNvLinkThroughput rows batched with them). Ids: src/nvml/field_ids.h.
+struct FieldRead {
+  unsigned int id = 0;                 // NVML field id; 0: not read as a field value
+  Scale to_stored = Scale::kIdentity;  // raw NVML value -> stored unit (mW -> W)
+  bool all_links = false;              // NVLink counter summed over every link
 };
 
 struct NativeName {
@@ -148,7 +158,7 @@ struct MetricDef {
   Category category;
   Tier tier;
   Source source;
-  unsigned int field_id;  // NVML field id for kFieldValue (and batched reads), else 0
+  FieldRead field;  // kFieldValue (and batched kNvLinkThroughput) rows, else none
   NativeName native;
   DcgmName dcgm;
   SmiName smi;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <ctime>
 #include <map>
+#include <set>
 
 namespace gpuscope::cli {
 namespace {
@@ -107,7 +108,9 @@ const std::map<std::string_view, GpuField::Getter>& TextGetters() {
 }
 
 // Every canonical --query-gpu name, in the reference's order; ECC error
-// fields are generated after the marker.
+// fields are generated after the marker. Catalog rows with an smi name that
+// is missing here are appended after these (GpuFields), so this list only
+// orders them.
 constexpr std::string_view kEccMarker = "ecc.errors.*";
 constexpr std::string_view kGpuFieldOrder[] = {
     "timestamp",
@@ -320,12 +323,25 @@ Opt FormatMetric(const SmiName& smi, double stored) {
 const std::vector<GpuField>& GpuFields() {
   static const auto* fields = [] {
     auto* out = new std::vector<GpuField>;
+    std::set<std::string_view> listed;
     for (std::string_view name : kGpuFieldOrder) {
       if (name != kEccMarker) {
         out->push_back(MakeField(name));
+        listed.insert(name);
         continue;
       }
-      for (const std::string& ecc : EccNames()) out->push_back(MakeField(ecc));
+      for (const std::string& ecc : EccNames()) {
+        out->push_back(MakeField(ecc));
+        listed.insert(ecc);
+      }
+    }
+    // A catalog row with an nvidia-smi name is queryable without an edit
+    // here; the reference order above only places it in --help-query-gpu.
+    for (const MetricDef& def : kCatalog) {
+      if (!def.smi.name.empty() && !listed.contains(def.smi.name)) {
+        out->push_back(MakeField(def.smi.name));
+        listed.insert(def.smi.name);
+      }
     }
     return out;
   }();

@@ -53,7 +53,8 @@ struct AppField {
   std::string_view unit;
 };
 
-// Every --query-gpu field, in nvidia-smi's documented order.
+// Every --query-gpu field, in nvidia-smi's documented order, then any
+// catalog metric with an nvidia-smi name that order does not list.
 const std::vector<GpuField>& GpuFields();
 // Every --query-compute-apps field.
 const std::vector<AppField>& AppFields();

@@ -5,6 +5,8 @@
 #include <initializer_list>
 #include <utility>
 
+#include "nvml/field_ids.h"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -37,19 +39,19 @@ struct GpmMetric {
   double scale;
 };
 constexpr std::array<GpmMetric, 13> kGpmMetrics = {{
-    {1, kGrEngineActive, 1},
-    {2, kSmActive, 1},
-    {3, kSmOccupancy, 1},
-    {5, kTensorActive, 1},
-    {7, kTensorHmmaActive, 1},
-    {10, kDramActive, 1},
-    {11, kFp64Active, 1},
-    {12, kFp32Active, 1},
-    {13, kFp16Active, 1},
-    {20, kPcieTxBytesRate, kMiB},
-    {21, kPcieRxBytesRate, kMiB},
-    {60, kNvLinkRxBytesRate, kMiB},
-    {61, kNvLinkTxBytesRate, kMiB},
+    {nvml::kGpmGraphicsUtil, kGrEngineActive, 1},
+    {nvml::kGpmSmUtil, kSmActive, 1},
+    {nvml::kGpmSmOccupancy, kSmOccupancy, 1},
+    {nvml::kGpmAnyTensorUtil, kTensorActive, 1},
+    {nvml::kGpmHmmaTensorUtil, kTensorHmmaActive, 1},
+    {nvml::kGpmDramBwUtil, kDramActive, 1},
+    {nvml::kGpmFp64Util, kFp64Active, 1},
+    {nvml::kGpmFp32Util, kFp32Active, 1},
+    {nvml::kGpmFp16Util, kFp16Active, 1},
+    {nvml::kGpmPcieTxPerSec, kPcieTxBytesRate, kMiB},
+    {nvml::kGpmPcieRxPerSec, kPcieRxBytesRate, kMiB},
+    {nvml::kGpmNvLinkTotalRxPerSec, kNvLinkRxBytesRate, kMiB},
+    {nvml::kGpmNvLinkTotalTxPerSec, kNvLinkTxBytesRate, kMiB},
 }};
 
 void SetGpmMetrics(ReadContext& ctx, const std::vector<Result<double>>& values, GpmState& gpm) {
@@ -68,35 +70,6 @@ void CarryGpmMetrics(ReadContext& ctx, const GpmState& gpm) {
 }
 
 }  // namespace
-
-void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan) {
-  ReadFieldValues(ctx);
-  ReadUtilization(ctx);
-  ReadEncoder(ctx);
-  ReadDecoder(ctx);
-  ReadMemoryInfo(ctx);
-  ReadTemperature(ctx);
-  ReadPower(ctx);
-  ReadClocks(ctx);
-  ReadClockEventReasons(ctx);
-  ReadPerformanceState(ctx);
-  ReadGpm(ctx, gpm);
-  ReadPcieThroughput(ctx, gpm);
-  ReadThresholds(ctx);
-  ReadPowerLimits(ctx);
-  ReadMaxClocks(ctx);
-  ReadFan(ctx);
-  ReadPcieLink(ctx);
-  ReadEnergyFallback(ctx);
-  ReadEcc(ctx);
-  ReadRemapped(ctx);
-  ReadRetired(ctx);
-  ReadPcieReplayFallback(ctx);
-  if (ctx.reading().tiers.slow) {
-    ReadNvLinkLinks(ctx, plan.nvlink_links);
-    if (plan.processes) ReadProcesses(ctx);
-  }
-}
 
 void ReadUtilization(ReadContext& ctx) {
   if (!AnyDue(ctx, {kGpuUtil, kMemCopyUtil})) return;

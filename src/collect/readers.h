@@ -35,10 +35,17 @@ struct ReadPlan {
   bool processes = true;      // running processes with names (slow tier)
 };
 
-// Runs every reader in a fixed order for the tiers of ctx.reading().
+// Runs the reader of every catalog Source (readers_table.cc) for the tiers of
+// ctx.reading(), then the slow-tier extras of `plan`.
 void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan);
 
-void ReadFieldValues(ReadContext& ctx);  // kFieldValue and kNvLinkThroughput, one batch
+// kFieldValue and kNvLinkThroughput rows, one batch; ids, scopes and units
+// come from each row's FieldRead.
+void ReadFieldValues(ReadContext& ctx);
+// kNvLinkThroughput: the tx + rx total, after the batch.
+void ReadNvLinkBandwidth(ReadContext& ctx);
+// kFieldValue rows whose id the device refused, through their own calls.
+void ReadFieldFallbacks(ReadContext& ctx);
 void ReadUtilization(ReadContext& ctx);
 void ReadEncoder(ReadContext& ctx);
 void ReadDecoder(ReadContext& ctx);
@@ -66,8 +73,5 @@ void ReadPcieReplayFallback(ReadContext& ctx);
 void ReadNvLinkLinks(ReadContext& ctx, unsigned links);
 // Slow tier: running compute processes with names into sample.processes.
 void ReadProcesses(ReadContext& ctx);
-
-// A field value in the catalog's stored unit (mW -> W, KiB -> bytes).
-double FieldToStored(Metric metric, double raw);
 
 }  // namespace gpuscope::collect

@@ -1,11 +1,11 @@
 // Readers for the batched field values, their fallbacks, per-link NVLink
 // counters and processes.
 #include <array>
-#include <climits>
 #include <utility>
 #include <vector>
 
 #include "collect/readers.h"
+#include "nvml/field_ids.h"
 
 namespace gpuscope::collect {
 namespace {
@@ -14,31 +14,14 @@ using enum Metric;
 using nvml::EccKind;
 using nvml::EccScope;
 
-constexpr unsigned kAllLinks = UINT_MAX;
-
-// NVLink fields summed over every link ask for scope UINT_MAX.
-bool LinkField(unsigned field_id) {
-  switch (field_id) {
-    case 38:
-    case 45:
-    case 52:
-    case 59:
-    case 138:
-    case 139:
-      return true;
-    default:
-      return false;
-  }
-}
-
 bool FieldBatched(const MetricDef& def) {
-  return def.field_id != 0 &&
+  return def.field.id != 0 &&
          (def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput);
 }
 
 // The metric is due, missing, and its field id was refused: use the fallback.
 bool NeedsFallback(ReadContext& ctx, Metric m) {
-  return ctx.Due(m) && !ctx.Has(m) && !ctx.caps().FieldAllowed(Def(m).field_id);
+  return ctx.Due(m) && !ctx.Has(m) && !ctx.caps().FieldAllowed(Def(m).field.id);
 }
 
 template <typename T, typename Fn>
@@ -79,26 +62,13 @@ NvLinkLink ReadLink(ReadContext& ctx, unsigned link) {
 
 }  // namespace
 
-double FieldToStored(Metric metric, double raw) {
-  switch (metric) {
-    case kPowerAverage:
-    case kPowerInstant:
-      return raw / 1000.0;  // mW -> W
-    case kNvLinkTxBytes:
-    case kNvLinkRxBytes:
-      return raw * 1024.0;  // KiB -> bytes
-    default:
-      return raw;
-  }
-}
-
 void ReadFieldValues(ReadContext& ctx) {
   std::vector<Metric> metrics;
   std::vector<nvml::FieldRequest> requests;
   for (const MetricDef& def : kCatalog) {
-    if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.field_id)) continue;
+    if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.field.id)) continue;
     metrics.push_back(def.id);
-    requests.push_back({def.field_id, LinkField(def.field_id) ? kAllLinks : 0u});
+    requests.push_back({def.field.id, def.field.all_links ? nvml::kFieldScopeAllLinks : 0u});
   }
   if (requests.empty() || !ctx.Allows("nvmlDeviceGetFieldValues")) return;
   ctx.CountCall();
@@ -106,17 +76,28 @@ void ReadFieldValues(ReadContext& ctx) {
   bool any = false;
   for (std::size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
     if (values[i].ok()) {
-      ctx.Set(metrics[i], FieldToStored(metrics[i], values[i]->AsDouble()));
+      ctx.Set(metrics[i], Convert(values[i]->AsDouble(), Def(metrics[i]).field.to_stored));
       any = true;
     } else {
       NoteField(ctx, requests[i].field_id, values[i].status());
     }
   }
   if (any) ++ctx.reading().ok_calls;
+}
+
+void ReadNvLinkBandwidth(ReadContext& ctx) {
   if (ctx.Has(kNvLinkTxBytes) && ctx.Has(kNvLinkRxBytes) && ctx.Due(kNvLinkBandwidthTotal)) {
     ctx.Set(kNvLinkBandwidthTotal,
             ctx.reading().sample.Get(kNvLinkTxBytes) + ctx.reading().sample.Get(kNvLinkRxBytes));
   }
+}
+
+void ReadFieldFallbacks(ReadContext& ctx) {
+  ReadEnergyFallback(ctx);
+  ReadEcc(ctx);
+  ReadRemapped(ctx);
+  ReadRetired(ctx);
+  ReadPcieReplayFallback(ctx);
 }
 
 void ReadEnergyFallback(ReadContext& ctx) {

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 
+#include "nvml/field_ids.h"
+
 extern "C" {
 
 typedef int nvmlReturn_t;  // A C enum: 4-byte int.
@@ -430,63 +432,7 @@ enum FieldValueType : int {
   kValueUshort = 6,
 };
 
-// Stable NVML_FI_DEV_* field ids (never 199/200 or 251..273).
-enum FieldId : unsigned int {
-  kFiEccCurrent = 1,
-  kFiEccPending = 2,
-  kFiEccSbeVolTotal = 3,
-  kFiEccDbeVolTotal = 4,
-  kFiEccSbeAggTotal = 5,
-  kFiEccDbeAggTotal = 6,
-  kFiRetiredSbe = 29,
-  kFiRetiredDbe = 30,
-  kFiRetiredPending = 31,
-  kFiNvLinkCrcFlitErrorTotal = 38,
-  kFiNvLinkCrcDataErrorTotal = 45,
-  kFiNvLinkReplayErrorTotal = 52,
-  kFiNvLinkRecoveryErrorTotal = 59,
-  kFiPerfPolicyPower = 74,
-  kFiPerfPolicyThermal = 75,
-  kFiPerfPolicySyncBoost = 76,
-  kFiPerfPolicyBoardLimit = 77,
-  kFiPerfPolicyLowUtilization = 78,
-  kFiPerfPolicyReliability = 79,
-  kFiMemoryTemp = 82,
-  kFiTotalEnergyConsumption = 83,
-  kFiNvLinkLinkCount = 91,
-  kFiPcieReplayCounter = 94,
-  kFiNvLinkThroughputDataTx = 138,
-  kFiNvLinkThroughputDataRx = 139,
-  kFiNvLinkThroughputRawTx = 140,
-  kFiNvLinkThroughputRawRx = 141,
-  kFiRemappedCor = 142,
-  kFiRemappedUnc = 143,
-  kFiRemappedPending = 144,
-  kFiRemappedFailure = 145,
-  kFiPowerAverage = 185,
-  kFiPowerInstant = 186,
-  kFiGpuRecoveryAction = 230,
-};
-constexpr unsigned int kFieldScopeAllLinks = 0xFFFFFFFF;
-
-enum GpmMetricId : unsigned int {
-  kGpmGraphicsUtil = 1,
-  kGpmSmUtil = 2,
-  kGpmSmOccupancy = 3,
-  kGpmIntegerUtil = 4,
-  kGpmAnyTensorUtil = 5,
-  kGpmDfmaTensorUtil = 6,
-  kGpmHmmaTensorUtil = 7,
-  kGpmImmaTensorUtil = 9,
-  kGpmDramBwUtil = 10,
-  kGpmFp64Util = 11,
-  kGpmFp32Util = 12,
-  kGpmFp16Util = 13,
-  kGpmPcieTxPerSec = 20,
-  kGpmPcieRxPerSec = 21,
-  kGpmNvLinkTotalRxPerSec = 60,
-  kGpmNvLinkTotalTxPerSec = 61,
-};
+// Field and GPM metric ids: nvml/field_ids.h.
 constexpr unsigned int kGpmMetricsGetVersion = 1;
 constexpr unsigned int kGpmSupportVersion = 1;
 

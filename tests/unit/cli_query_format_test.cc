@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <ctime>
+#include <set>
 
 #include "cli/query_fields.h"
 #include "cli/query_format.h"
@@ -160,7 +161,29 @@ TEST_F(QueryFormatTest, EveryReferenceFieldResolves) {
     std::string header = FormatGpuHeader({field}, {});
     EXPECT_EQ(header, std::string(expected) + "\n");
   }
-  EXPECT_EQ(GpuFields().size(), 80u + 36u);  // 81 reference names, ECC expanded to 36
+  // 81 reference names with ECC expanded to 36, then catalog-only smi names.
+  EXPECT_GE(GpuFields().size(), 80u + 36u);
+  EXPECT_EQ(GpuFields()[80 + 36 - 1].name, "mig.mode.pending");
+}
+
+// A catalog row with an nvidia-smi name is queryable with no edit to the
+// query field list: the name resolves, heads its column, and reads the row.
+TEST_F(QueryFormatTest, EveryCatalogSmiNameResolves) {
+  std::set<std::string_view> names;
+  for (const GpuField& field : GpuFields()) {
+    EXPECT_TRUE(names.insert(field.name).second) << "listed twice: " << field.name;
+  }
+  for (const MetricDef& def : kCatalog) {
+    if (def.smi.name.empty()) continue;
+    const GpuField* field = FindGpuField(def.smi.name);
+    ASSERT_NE(field, nullptr) << def.smi.name << " (catalog key " << def.key << ")";
+    EXPECT_EQ(field->name, def.smi.name);
+    EXPECT_NE(field->kind, GpuField::Kind::kNotAvailable) << def.smi.name;
+    if (field->kind == GpuField::Kind::kMetric) {
+      EXPECT_EQ(field->metric, def.id) << def.smi.name;
+      EXPECT_EQ(field->unit, def.smi.unit) << def.smi.name;
+    }
+  }
 }
 
 TEST_F(QueryFormatTest, ComputeApps) {
