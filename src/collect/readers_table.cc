@@ -1,7 +1,7 @@
 // The reader table: which reader fills each catalog Source, in call order,
 // with compile-time proof that every Source a catalog row names has one.
-#include <array>
 #include <cstddef>
+#include <iterator>
 
 #include "collect/catalog_rows.h"
 #include "collect/readers.h"
@@ -26,7 +26,7 @@ void PcieThroughput(ReadContext& ctx, GpmState& gpm) { ReadPcieThroughput(ctx, g
 // Call order matters where a reader looks at what an earlier one left: the
 // field batch comes before the NVLink total and the fallbacks for refused ids,
 // and GPM before nvmlDeviceGetPcieThroughput (GPM rates replace it).
-constexpr std::array<ReaderEntry, 22> kReaders = {{
+constexpr ReaderEntry kReaders[] = {
     {Source::kFieldValue, Plain<ReadFieldValues>},
     {Source::kNvLinkThroughput, Plain<ReadNvLinkBandwidth>},
     {Source::kUtilization, Plain<ReadUtilization>},
@@ -49,20 +49,21 @@ constexpr std::array<ReaderEntry, 22> kReaders = {{
     {Source::kIntegral, nullptr},  // the sampler's integrals (integrals.cc)
     {Source::kPeak, nullptr},      // the sampler's trailing-window peaks
     {Source::kEvents, nullptr},    // the event thread (src/health/events.cc)
-}};
+};
+constexpr std::size_t kReaderCount = std::size(kReaders);
 
 // First entry for `source` with a reader (or without one when `with_reader`
-// is false); kReaders.size() when none.
+// is false); kReaderCount when none.
 constexpr std::size_t Position(Source source, bool with_reader = true) {
-  for (std::size_t i = 0; i < kReaders.size(); ++i) {
+  for (std::size_t i = 0; i < kReaderCount; ++i) {
     if (kReaders[i].source == source && (kReaders[i].read != nullptr) == with_reader) return i;
   }
-  return kReaders.size();
+  return kReaderCount;
 }
 
 constexpr bool EveryRowHasReader() {
   for (const MetricDef& def : catalog_rows::kRows) {
-    if (Position(def.source) == kReaders.size() && Position(def.source, false) == kReaders.size()) {
+    if (Position(def.source) == kReaderCount && Position(def.source, false) == kReaderCount) {
       return false;
     }
   }
