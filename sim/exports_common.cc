@@ -32,6 +32,7 @@ nvmlReturn_t BeginDeviceCall(Fn fn, nvmlDevice_t d, DeviceCall* c, MigHandles mi
     std::this_thread::sleep_for(std::chrono::duration<double>(hang));
     now = c->sim->Now();
   }
+  if (int code = c->sim->FailCode(c->gpu, fn, now); code != 0) return code;
   if (c->mig >= 0 && mig == MigHandles::kRefuse) return rc::kNotSupported;
   c->now = now;
   c->st = c->sim->StateAt(c->gpu, now);

@@ -25,6 +25,7 @@ constexpr KindName kKindNames[] = {
     {FaultKind::kMemoryLeak, "memory-leak"},
     {FaultKind::kHang, "hang"},
     {FaultKind::kRecoveryAction, "recovery-action"},
+    {FaultKind::kFail, "fail"},
 };
 
 constexpr const char* kActionNames[] = {"none", "gpu-reset", "node-reboot", "drain-p2p",
@@ -139,6 +140,11 @@ Result<FaultSpec> FaultFromWords(const std::vector<std::string>& words) {
     case FaultKind::kHang:
       if (w.size() > 1) f.function = w[1];
       GPUSCOPE_RETURN_IF_ERROR(Arg(w, 2, &f.seconds));
+      break;
+    case FaultKind::kFail:
+      if (w.size() > 1) f.function = w[1];
+      GPUSCOPE_RETURN_IF_ERROR(Arg(w, 2, &f.code));
+      if (f.code == 0) return Status::InvalidArgument("fail needs a non-zero error code");
       break;
     case FaultKind::kRecoveryAction:
       if (w.size() < 2 || !ParseRecoveryAction(w[1], &f.action)) {

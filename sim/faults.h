@@ -29,6 +29,7 @@ enum class FaultKind {
   kMemoryLeak,       // used memory grows at rate until full
   kHang,             // a named NVML function (or any) sleeps per call
   kRecoveryAction,   // field 230 value, RecoveryAction event + XID 154
+  kFail,             // a named NVML function (or any) answers an error code
 };
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
@@ -46,8 +47,9 @@ struct FaultSpec {
   int link = -1;                                // NVLink: -1 all links
   double crc_rate = 10.0, recovery_rate = 0.1;  // NVLink errors/s
   double rate_mib_s = 256;                      // memory leak
-  std::string function = "any";                 // hang
+  std::string function = "any";                 // hang, fail
   double seconds = 10;                          // hang: wall seconds per call
+  int code = 999;                               // fail: nvmlReturn_t (999 NVML_ERROR_UNKNOWN)
   unsigned action = 1;                          // recovery action 0..4
 };
 
@@ -63,7 +65,8 @@ const char* FaultKindName(FaultKind kind);
 bool ParseRecoveryAction(std::string_view text, unsigned* action);
 
 // Builds a fault from control words after the GPU: {"xid", "79"},
-// {"ecc", "dbe"}, {"hang", "nvmlDeviceGetPowerUsage", "20"}. at is left 0.
+// {"ecc", "dbe"}, {"hang", "nvmlDeviceGetPowerUsage", "20"},
+// {"fail", "nvmlDeviceGetPowerUsage", "999"}. at is left 0.
 Result<FaultSpec> FaultFromWords(const std::vector<std::string>& words);
 
 }  // namespace gpuscope::sim

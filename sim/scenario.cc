@@ -375,6 +375,13 @@ Status Parser::FaultParams(FieldReader& r, FaultSpec* f) {
     case FaultKind::kHang:
       GPUSCOPE_RETURN_IF_ERROR(r.String("function", &f->function));
       return r.Double("seconds", &f->seconds, 0, 3600);
+    case FaultKind::kFail: {
+      GPUSCOPE_RETURN_IF_ERROR(r.String("function", &f->function));
+      unsigned code = 999;
+      GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("code", &code, 1, 999));
+      f->code = static_cast<int>(code);
+      return Status::Ok();
+    }
     case FaultKind::kRecoveryAction: {
       std::string action;
       GPUSCOPE_RETURN_IF_ERROR(r.String("action", &action));

@@ -164,6 +164,16 @@ double Sim::HangSeconds(unsigned g, Fn fn, double t) {
   });
 }
 
+int Sim::FailCode(unsigned g, Fn fn, double t) {
+  return WithFaults(g, [fn, t](const std::vector<FaultSpec>& faults) {
+    for (const FaultSpec& f : faults) {
+      if (f.kind != FaultKind::kFail || !FaultActiveAt(f, t)) continue;
+      if (f.function == "any" || f.function == FnName(fn)) return f.code;
+    }
+    return 0;
+  });
+}
+
 unsigned Sim::RecoveryAction(unsigned g, double t) {
   return WithFaults(g, [t](const std::vector<FaultSpec>& faults) {
     unsigned action = 0;

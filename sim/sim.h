@@ -54,6 +54,8 @@ class Sim {
 
   bool Lost(unsigned g, double t);
   double HangSeconds(unsigned g, Fn fn, double t);
+  // The error code an active `fail` fault gives `fn` on GPU g; 0 when none.
+  int FailCode(unsigned g, Fn fn, double t);
   unsigned RecoveryAction(unsigned g, double t);
   unsigned long long SupportedEvents(unsigned g) const;
 

@@ -1,5 +1,6 @@
 // Fault injection through the control file and scenario-timed faults: lost
-// GPUs, XID events, hangs confined to one GPU, call statistics.
+// GPUs, XID events, hangs and failing calls confined to one GPU, call
+// statistics.
 #include <atomic>
 #include <chrono>
 #include <fstream>
@@ -126,6 +127,19 @@ TEST_F(SimFaultsTest, HangBlocksOnlyItsGpuAndFunction) {
   hung.join();
   EXPECT_EQ(hung_rc, 0);
   Command("clear 0 hang");
+}
+
+TEST_F(SimFaultsTest, FailAnswersItsCodeForOneGpuAndFunctionUntilCleared) {
+  ASSERT_EQ(StartWithControl("training-8xh100"), 0);
+  Command("inject 0 fail nvmlDeviceGetPowerUsage 10");  // NVML_ERROR_TIMEOUT
+  ASSERT_TRUE(Eventually([&] { return PowerCall(0) == 10; }));
+  unsigned c = 0;
+  EXPECT_EQ(nv.nvmlDeviceGetTemperature(Device(0), 0, &c), 0);  // other function
+  EXPECT_EQ(PowerCall(1), 0);                                   // other GPU
+  Command("clear 0 fail");
+  EXPECT_TRUE(Eventually([&] { return PowerCall(0) == 0; }));
+  Command("inject 1 fail any");  // default code: NVML_ERROR_UNKNOWN
+  EXPECT_TRUE(Eventually([&] { return nv.nvmlDeviceGetTemperature(Device(1), 0, &c) == 999; }));
 }
 
 TEST_F(SimFaultsTest, StatsCommandWritesCallCounts) {
