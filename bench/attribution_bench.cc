@@ -74,8 +74,8 @@ void BM_AttributionRefreshWholeGpus(benchmark::State& state) {
   for (unsigned i = 0; i < 8; ++i) devices.push_back(Gpu(i));
   for (int p = 0; p < 110; ++p) {
     const bool gpu = p < 8;
-    AddPod(answer, "team-" + std::to_string(p % 7), "worker-7d9f8c6b4-" + std::to_string(p),
-           "main", gpu ? "nvidia.com/gpu" : "example.com/nic",
+    AddPod(answer, "team-" + std::to_string(p % 7), "worker-7d9f8c6b4-" + std::to_string(p), "main",
+           gpu ? "nvidia.com/gpu" : "example.com/nic",
            {gpu ? devices[p].uuid : "nic" + std::to_string(p)});
   }
   Refresh(state, answer, devices);
@@ -111,20 +111,20 @@ BENCHMARK(BM_AttributionRefreshMig)->Unit(benchmark::kMicrosecond);
 
 // Both bodies of the 8-GPU node, every GPU with a pod and GPU 0 time-sliced by 4.
 void BM_RenderAttributed(benchmark::State& state) {
-  SnapshotPtr snapshot = NodeSnapshot(static_cast<int>(state.range(0)));
+  auto snapshot = std::make_shared<Snapshot>(*NodeSnapshot(static_cast<int>(state.range(0))));
   auto attribution = std::make_shared<Attribution>();
   for (const GpuInfo& gpu : snapshot->gpus) {
     auto& holders = attribution->holders[Attribution::DeviceKey(gpu)];
     const int pods = gpu.index == 0 && !gpu.is_mig() ? 4 : 1;
     for (int p = 0; p < pods; ++p) {
-      holders.push_back({"team-a", "trainer-7d9f8c6b4-x2kq" + std::to_string(p), "main", "",
-                         "trainer"});
+      holders.push_back(
+          {"team-a", "trainer-7d9f8c6b4-x2kq" + std::to_string(p), "main", "", "trainer"});
     }
   }
   prom::RenderOptions options;
   options.counters = AllCounters();
+  snapshot->attribution = attribution;
   prom::Renderer renderer(options);
-  renderer.SetAttribution(attribution);
   std::size_t bytes = 0;
   for (auto _ : state) {
     prom::Bodies bodies = renderer.Render(*snapshot);

@@ -25,6 +25,18 @@ struct Holder {
   std::string workload;                        // see attribution/workload.h
 
   auto operator<=>(const Holder&) const = default;
+
+  // As people read it: "inf/web-x2kq9 (container srv, workload web)",
+  // "Slurm job 4242", or both joined by ", ".
+  std::string Describe() const {
+    std::string out;
+    if (!pod.empty()) {
+      out =
+          namespace_name + "/" + pod + " (container " + container + ", workload " + workload + ")";
+    }
+    if (!hpc_job.empty()) out += (out.empty() ? "Slurm job " : ", Slurm job ") + hpc_job;
+    return out;
+  }
 };
 
 // The state of one source ("kubelet", "hpc"): gpuscope_attribution_up{source}.

@@ -103,6 +103,8 @@ struct GpuSample {
   void Clear(Metric m) { present.reset(Index(m)); }
 };
 
+struct Attribution;  // gpuscope/attribution.h: whose work each device serves
+
 struct Snapshot {
   uint64_t sequence = 0;       // increments per published cycle
   double timestamp = 0;        // unix seconds the cycle finished
@@ -115,6 +117,9 @@ struct Snapshot {
   SystemInfo system;
   std::vector<GpuInfo> gpus;  // parallel to samples
   std::vector<GpuSample> samples;
+  // Pods and jobs per device, set by whoever attributes (serve's exporter,
+  // the CLI commands) on its copy; null: nobody asked.
+  std::shared_ptr<const Attribution> attribution;
 };
 using SnapshotPtr = std::shared_ptr<const Snapshot>;
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "gpuscope/attribution_json.h"
+
 namespace gpuscope::analysis {
 namespace {
 
@@ -85,6 +87,7 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     d.points = used.size();
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
     d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
+    if (snapshot.attribution) d.holders = snapshot.attribution->Of(d.info);
     out.push_back(std::move(d));
   }
   return out;
@@ -104,6 +107,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
     const std::string& uuid = d.info.mig_uuid.empty() ? d.info.uuid : d.info.mig_uuid;
     out += fmt::format("{}: {} ({})  window {:.0f}s, {} samples\n", GpuLabel(d.info), d.info.name,
                        uuid, d.span_seconds, d.points);
+    for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
     if (d.findings.empty()) {
       out += d.points < 2 ? "  not enough samples in the window to diagnose\n"
                           : "  no bottleneck found: moderate, steady load\n";
@@ -118,7 +122,8 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
   for (const GpuDiagnosis& d : results) {
     nlohmann::json g = {{"index", d.info.index}, {"uuid", d.info.uuid},
                         {"name", d.info.name},   {"window_seconds", d.span_seconds},
-                        {"points", d.points},    {"findings", nlohmann::json::array()}};
+                        {"points", d.points},    {"findings", nlohmann::json::array()},
+                        {"holders", d.holders}};
     if (d.info.gpu_instance_id) {
       g["gpu_instance_id"] = *d.info.gpu_instance_id;
       g["mig_uuid"] = d.info.mig_uuid;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analysis/diagnosis.h"
+#include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
 #include "gpuscope/window.h"
@@ -23,6 +24,7 @@ struct GpuDiagnosis {
   double span_seconds = 0;  // window actually covered
   std::size_t points = 0;
   std::vector<Finding> findings;
+  std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
 };
 
 struct RunOptions {

@@ -73,6 +73,16 @@ void AddCgroupJobs(const std::string& proc_root, const std::vector<GpuInfo>& dev
 
 }  // namespace
 
+DeviceProcesses ProcessesOf(const Snapshot& snapshot) {
+  DeviceProcesses out;
+  for (size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    for (const ProcessInfo& p : snapshot.samples[i].processes) {
+      out[Attribution::DeviceKey(snapshot.gpus[i])].push_back(p.pid);
+    }
+  }
+  return out;
+}
+
 Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
                     const DeviceProcesses& processes) {
   Attribution out;

@@ -40,6 +40,9 @@ struct ServiceOptions {
 // The process ids running on each device, by Attribution::DeviceKey.
 using DeviceProcesses = std::map<std::string, std::vector<unsigned>>;
 
+// The processes NVML listed on each device of a snapshot.
+DeviceProcesses ProcessesOf(const Snapshot& snapshot);
+
 // One refresh, without a thread: what Service publishes (pure but for I/O).
 Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
                     const DeviceProcesses& processes = {});

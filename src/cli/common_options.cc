@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string_view>
 
+#include "gpuscope/attribution.h"
+
 namespace gpuscope::cli {
 namespace {
 
@@ -27,10 +29,19 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
     std::string_view flag;
     std::string* target;
   };
-  const Spec specs[] = {{"--nvml-lib", &options.nvml_lib}, {"--simulate", &options.simulate}};
+  attribution::ServiceOptions& a = options.attribution;
+  const Spec specs[] = {{"--nvml-lib", &options.nvml_lib},
+                        {"--simulate", &options.simulate},
+                        {"--pod-resources-kubelet-socket", &a.kubelet.socket},
+                        {"--hpc-job-mapping-dir", &a.hpc_job_dir},
+                        {"--proc-root", &a.proc_root}};
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args->size(); ++i) {
     std::string_view arg = (*args)[i];
+    if (arg == "--kubernetes") {
+      a.kubernetes = true;
+      continue;
+    }
     const Spec* hit = nullptr;
     for (const Spec& spec : specs) {
       if (arg == spec.flag || (arg.starts_with(spec.flag) && arg[spec.flag.size()] == '=')) {
@@ -54,6 +65,13 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
   }
   *args = std::move(rest);
   return options;
+}
+
+SnapshotPtr Attribute(const CommonOptions& options, const SnapshotPtr& snapshot) {
+  auto out = std::make_shared<Snapshot>(*snapshot);
+  out->attribution = std::make_shared<const Attribution>(attribution::Collect(
+      options.attribution, snapshot->gpus, attribution::ProcessesOf(*snapshot)));
+  return out;
 }
 
 std::vector<std::string> SimulatorCandidates(const std::string& exe_dir) {

@@ -8,6 +8,12 @@
 //                         that scenario (exported as GPUSCOPE_SIM_SCENARIO)
 // Precedence: --nvml-lib, then --simulate's simulator, then
 // GPUSCOPE_NVML_LIB, then the default.
+// Attribution (docs/attribution.md), for the commands that show whose work
+// a GPU serves (the summary, top, health, diagnose):
+//   --kubernetes                        ask the kubelet's pod-resources API
+//   --pod-resources-kubelet-socket PATH its socket (default the kubelet's)
+//   --hpc-job-mapping-dir DIR           Slurm job files per GPU
+//   --proc-root DIR                     where /proc is (processes' Slurm cgroups)
 // Thread safety: the pure functions are safe anywhere; PrepareNvml sets the
 // process environment and must run before other threads start.
 #pragma once
@@ -16,6 +22,8 @@
 #include <string>
 #include <vector>
 
+#include "attribution/service.h"
+#include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::cli {
@@ -23,7 +31,12 @@ namespace gpuscope::cli {
 struct CommonOptions {
   std::string nvml_lib;  // --nvml-lib; empty when not given
   std::string simulate;  // --simulate; empty when not given
+  attribution::ServiceOptions attribution;
 };
+
+// A copy of `snapshot` with Snapshot::attribution filled in by one refresh of
+// the sources `options` turn on (Slurm cgroups always).
+SnapshotPtr Attribute(const CommonOptions& options, const SnapshotPtr& snapshot);
 
 // Removes the common options (`--opt VALUE` or `--opt=VALUE`, anywhere) from
 // `args` and returns them.

@@ -156,8 +156,8 @@ Status RunDiagnose(Invocation& inv) {
   Result<std::vector<std::size_t>> slots = Slots(*sampled->snapshot, args->ids);
   if (!slots.ok()) return slots.status();
   options.slots = *slots;
-  const std::vector<analysis::GpuDiagnosis> results =
-      analysis::RunDiagnose(*sampled->snapshot, sampled->sampler->window(), options);
+  const std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
+      *Attribute(inv.common, sampled->snapshot), sampled->sampler->window(), options);
   *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
   return Status::Ok();
 }

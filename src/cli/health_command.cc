@@ -80,6 +80,7 @@ Status RunHealth(Invocation& inv) {
   if (!library.ok()) return library.status();
   options.sampler.nvml_path = *library;
   options.watch_seconds = args->watch_seconds;
+  options.attribution = inv.common.attribution;
   spdlog::set_level(spdlog::level::err);  // the report says what matters
   const health::HealthReport report = serve::RunHealthOnce(options);
   inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);

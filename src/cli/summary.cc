@@ -7,6 +7,7 @@
 
 #include "cli/node.h"
 #include "cli/query_format.h"
+#include "gpuscope/attribution.h"
 
 #ifndef GPUSCOPE_VERSION
 #define GPUSCOPE_VERSION "unknown"
@@ -95,6 +96,20 @@ std::string Processes(const Snapshot& snapshot) {
 
 }  // namespace
 
+// "Workloads:" and one line per holder of each device; nothing without attribution.
+std::string Holders(const Snapshot& snapshot) {
+  std::string out;
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    if (!snapshot.attribution) break;
+    for (const Holder& h : snapshot.attribution->Of(gpu)) {
+      std::string where = "  " + Pad(std::to_string(gpu.index), 3, true);
+      if (gpu.gpu_instance_id) where += " GI " + std::to_string(*gpu.gpu_instance_id);
+      out += Pad(where, 11) + "  " + h.Describe() + "\n";
+    }
+  }
+  return out.empty() ? out : "\nWorkloads:\n  GPU        Serves\n" + out;
+}
+
 std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& options) {
   std::string out = Header(snapshot, options);
   std::size_t name_width = 4;
@@ -112,6 +127,7 @@ std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& option
     ++whole;
     out += GpuLine(gpu, snapshot.samples[i], name_width);
   }
+  out += Holders(snapshot);
   if (whole == 0) out += "  No GPUs were found\n";
   return out + "\n" + Processes(snapshot);
 }
@@ -126,7 +142,7 @@ Status RunSummary(Invocation& inv) {
   Result<SnapshotPtr> snapshot = (*node)->Sample();
   if (!snapshot.ok()) return snapshot.status();
   SummaryOptions options{(*node)->simulated(), (*node)->scenario()};
-  *inv.out << FormatSummary(**snapshot, options);
+  *inv.out << FormatSummary(*Attribute(inv.common, *snapshot), options);
   return Status::Ok();
 }
 

@@ -146,8 +146,8 @@ std::shared_ptr<const std::string> Renderer::Render(const Snapshot& snapshot,
 }
 
 void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer) {
-  if (!cache_->Matches(snapshot, attribution_)) {
-    cache_->Rebuild(snapshot, attribution_, options_, *plan_);
+  if (!cache_->Matches(snapshot, snapshot.attribution)) {
+    cache_->Rebuild(snapshot, snapshot.attribution, options_, *plan_);
   }
   if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
   if (options_.metrics != MetricSet::kDcgm) {

@@ -20,9 +20,9 @@
 //      mig_profile, compute_instance on MIG], then the attribution labels
 //      namespace, pod, container, hpc_job, workload (each only when known),
 //      then the row's fixed labels.
-//   A device with several holders (a shared GPU: several pods, or one job per
-//   line of an HPC mapping file) gets every series once per holder, each with
-//   that holder's labels, so series stay unique and every tenant is visible.
+//   The holders come from Snapshot::attribution. A device with several holders (a shared GPU:
+//   several pods, or one job per line of an HPC mapping file) gets every series once per holder,
+//   each with that holder's labels, so series stay unique and every tenant is visible.
 //   3. The caller's extra Families, in the order given (serve adds the health
 //      module's, among them gpuscope_collector_stale).
 // Series of a family are ordered by GPU (index, then MIG instance), then by
@@ -88,9 +88,6 @@ class Renderer {
                                             Format format);
 
   const RenderOptions& options() const { return options_; }
-  // Whose work each device serves, for the attribution labels (null: none).
-  // Takes effect at the next Render.
-  void SetAttribution(AttributionPtr attribution) { attribution_ = std::move(attribution); }
 
  private:
   struct Plan;
@@ -111,7 +108,6 @@ class Renderer {
   RenderOptions options_;
   std::unique_ptr<Plan> plan_;    // families and headers, fixed per options
   std::unique_ptr<Cache> cache_;  // per-GPU label prefixes, per inventory and attribution
-  AttributionPtr attribution_;
   // Bodies handed out earlier, reused once no reader holds them: a cycle then
   // neither allocates nor faults in fresh pages.
   std::array<std::vector<std::shared_ptr<std::string>>, 2> pools_;

@@ -222,6 +222,8 @@ HealthReport Evaluate(const Snapshot& snapshot, const EventState& events, Health
   for (const auto& [index, i] : WholeGpuSlots(snapshot)) {
     report.gpus.push_back(
         EvaluateGpu(i, snapshot.gpus[i], snapshot.samples[i], events, state, now, options));
+    if (snapshot.attribution)
+      report.gpus.back().holders = snapshot.attribution->Of(snapshot.gpus[i]);
     report.verdict = std::max(report.verdict, report.gpus.back().verdict);
   }
   return report;

@@ -23,6 +23,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
 #include "health/events.h"
 #include "health/rates.h"
@@ -66,6 +67,7 @@ struct GpuHealth {
   std::map<unsigned, uint64_t> xid_totals;  // since start
   std::map<unsigned, uint64_t> xid_window;  // within the window
   std::optional<unsigned> last_xid;
+  std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
 
   const CheckResult& Get(Check c) const { return checks[static_cast<std::size_t>(c)]; }
   CheckResult& Get(Check c) { return checks[static_cast<std::size_t>(c)]; }

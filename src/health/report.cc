@@ -6,6 +6,8 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "gpuscope/attribution_json.h"
+
 namespace gpuscope::health {
 namespace {
 
@@ -32,6 +34,7 @@ std::string GpuTitle(const GpuHealth& g) {
 
 void FormatGpu(const GpuHealth& g, const ReportOptions& options, std::string& out) {
   out += fmt::format("{}: {}\n", GpuTitle(g), Upper(VerdictName(g.verdict)));
+  for (const Holder& h : g.holders) out += fmt::format("  serves   {}\n", h.Describe());
   for (const CheckResult& c : g.checks) {
     if (!c.evaluated) continue;
     const bool show = options.verbose || c.verdict != Verdict::kOk;
@@ -92,6 +95,7 @@ std::string FormatJson(const HealthReport& report) {
                     {"lost", g.lost},
                     {"stale", g.stale},
                     {"checks", checks},
+                    {"holders", g.holders},
                     {"xid",
                      {{"total", totals},
                       {"window", window},

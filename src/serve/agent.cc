@@ -60,13 +60,7 @@ void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
     attribution_->SetDevices(snapshot.gpus);
   }
   if (!snapshot.slow_cycle) return;  // processes are read on the slow tier
-  attribution::DeviceProcesses processes;
-  for (size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
-    for (const ProcessInfo& p : snapshot.samples[i].processes) {
-      processes[Attribution::DeviceKey(snapshot.gpus[i])].push_back(p.pid);
-    }
-  }
-  attribution_->SetProcesses(std::move(processes));
+  attribution_->SetProcesses(attribution::ProcessesOf(snapshot));
 }
 
 Agent::~Agent() { Stop(); }

@@ -122,6 +122,7 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
   State& s = *state_;
   auto snapshot = std::make_shared<Snapshot>(*published);
   if (!s.options.hostname.empty()) snapshot->system.hostname = s.options.hostname;
+  if (s.attribution) snapshot->attribution = s.attribution();
   const health::EventState events = s.events ? s.events() : health::EventState{};
   s.report = JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health);
   s.monitor.Update(*snapshot, window);
@@ -133,8 +134,7 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
 std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
   State& s = *state_;
   std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock);
-  const AttributionPtr attribution = s.attribution ? s.attribution() : nullptr;
-  s.renderer->SetAttribution(attribution);
+  const Attribution* attribution = s.snapshot->attribution.get();
   if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
   for (auto& family : health::ToFamilies(s.report, s.options.health_families)) {
     extra.push_back(std::move(family));

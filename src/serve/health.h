@@ -15,6 +15,7 @@
 // by two threads at once; RunHealthOnce is reentrant.
 #pragma once
 
+#include "attribution/service.h"
 #include "collect/sampler.h"
 #include "gpuscope/snapshot.h"
 #include "health/checks.h"
@@ -32,6 +33,7 @@ struct HealthRunOptions {
   collect::SamplerOptions sampler;  // nvml_path, device selection, ...
   double watch_seconds = 0;         // 0: one sample; else sample again after this long
   health::HealthOptions health;
+  attribution::ServiceOptions attribution;  // who each GPU serves, for the report
 };
 
 // Always returns a report: without NVML it has nvml_up = false and verdict

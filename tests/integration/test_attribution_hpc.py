@@ -8,6 +8,7 @@ gpuscope_attribution_up{source="hpc"} to 0 without stopping the metrics.
 Without a mapping directory, the cgroup of a GPU's process (a fake /proc with
 the simulator's PIDs) names its Slurm job.
 """
+import json
 import os
 import shutil
 import sys
@@ -15,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check, run  # noqa: E402
 
 
 def wait_until(agent, predicate, what, timeout=30):
@@ -51,6 +52,28 @@ def check_cgroup_jobs():
         shutil.rmtree(proc, ignore_errors=True)
 
 
+def check_commands():
+    """The summary, health and diagnose say whose work each GPU serves."""
+    jobs = tempfile.mkdtemp(prefix="gpuscope-hpc-")
+    try:
+        with open(os.path.join(jobs, "2"), "w") as f:
+            f.write("4242\n")
+        common = ["--simulate", "training-8xh100", "--hpc-job-mapping-dir", jobs]
+        code, out, err = run(common)
+        check(code == 0 and "Workloads:" in out and "Slurm job 4242" in out,
+              "summary: %s %s" % (out[-600:], err))
+        code, out, err = run(["health", "--json"] + common)
+        gpus = {g["gpu"]: g for g in json.loads(out)["gpus"]}
+        check(gpus[2]["holders"] == [{"namespace": "", "pod": "", "container": "",
+                                       "hpc_job": "4242", "workload": "4242"}],
+              "health --json holders: %s" % gpus[2].get("holders"))
+        check(gpus[3]["holders"] == [], "GPU 3 serves nobody: %s" % gpus[3]["holders"])
+        code, out, err = run(["diagnose", "--window", "1m"] + common)
+        check("GPU 2" in out and "serves Slurm job 4242" in out, "diagnose: %s" % out[:800])
+    finally:
+        shutil.rmtree(jobs, ignore_errors=True)
+
+
 def main():
     jobs = tempfile.mkdtemp(prefix="gpuscope-hpc-")
     try:
@@ -83,6 +106,7 @@ def main():
     finally:
         shutil.rmtree(jobs, ignore_errors=True)
     check_cgroup_jobs()
+    check_commands()
     print("attribution: HPC job mapping followed while serving")
 
 

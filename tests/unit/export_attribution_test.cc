@@ -33,9 +33,9 @@ AttributionPtr ThreeTenants(const Snapshot& snapshot) {
 }
 
 TEST(RenderAttribution, DcgmLabelsInDcgmExporterOrder) {
-  const Snapshot snapshot = FullSnapshot(3);
+  Snapshot snapshot = FullSnapshot(3);
+  snapshot.attribution = ThreeTenants(snapshot);
   Renderer renderer(RenderOptions{});
-  renderer.SetAttribution(ThreeTenants(snapshot));
   const std::string body = *renderer.Render(snapshot, {}, Format::kText);
   const auto util = Lines(body, "DCGM_FI_DEV_GPU_UTIL{");
   ASSERT_EQ(util.size(), 4u);  // GPU 1 twice, once per pod
@@ -54,9 +54,9 @@ TEST(RenderAttribution, DcgmLabelsInDcgmExporterOrder) {
 }
 
 TEST(RenderAttribution, NativeLabelsOnEveryPerGpuFamily) {
-  const Snapshot snapshot = FullSnapshot(3);
+  Snapshot snapshot = FullSnapshot(3);
+  snapshot.attribution = ThreeTenants(snapshot);
   Renderer renderer(RenderOptions{});
-  renderer.SetAttribution(ThreeTenants(snapshot));
   Family extra{"gpuscope_test_extra",
                "help",
                FamilyType::kGauge,
@@ -84,9 +84,9 @@ TEST(RenderAttribution, NativeLabelsOnEveryPerGpuFamily) {
 }
 
 TEST(RenderAttribution, SeriesStayUniqueAndChangesTakeEffect) {
-  const Snapshot snapshot = FullSnapshot(3);
+  Snapshot snapshot = FullSnapshot(3);
+  snapshot.attribution = ThreeTenants(snapshot);
   Renderer renderer(testing::AllCounters(MetricSet::kBoth));
-  renderer.SetAttribution(ThreeTenants(snapshot));
   const std::string body = *renderer.Render(snapshot, {}, Format::kText);
   std::set<std::string> series;
   size_t count = 0;
@@ -97,7 +97,7 @@ TEST(RenderAttribution, SeriesStayUniqueAndChangesTakeEffect) {
   }
   EXPECT_EQ(series.size(), count);
   // Attribution gone (the kubelet went away): plain labels again, same values.
-  renderer.SetAttribution(nullptr);
+  snapshot.attribution = nullptr;
   const std::string plain = *renderer.Render(snapshot, {}, Format::kText);
   EXPECT_EQ(plain.find("pod=\""), std::string::npos);
   Renderer fresh(testing::AllCounters(MetricSet::kBoth));
