@@ -9,8 +9,11 @@
 namespace gpuscope {
 
 inline void to_json(nlohmann::json& j, const Holder& h) {
-  j = nlohmann::json{{"namespace", h.namespace_name}, {"pod", h.pod}, {"container", h.container},
-                     {"hpc_job", h.hpc_job}, {"workload", h.workload}};
+  j = nlohmann::json{{"namespace", h.namespace_name},
+                     {"pod", h.pod},
+                     {"container", h.container},
+                     {"hpc_job", h.hpc_job},
+                     {"workload", h.workload}};
 }
 
 }  // namespace gpuscope

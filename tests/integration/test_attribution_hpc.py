@@ -16,7 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, run  # noqa: E402
+from gpuscope_testlib import Serve, check, run, run_script  # noqa: E402
 
 
 def wait_until(agent, predicate, what, timeout=30):
@@ -111,4 +111,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_script(main))

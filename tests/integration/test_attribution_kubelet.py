@@ -24,8 +24,13 @@ import time
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_kubelet import FakeKubelet, encode_pods  # noqa: E402
-from gpuscope_testlib import Prometheus, Serve, check, free_port  # noqa: E402
+from gpuscope_testlib import (PROMETHEUS, Prometheus, Serve, check, need,  # noqa: E402
+                              need_tool, run_script)
+
+try:
+    from fake_kubelet import FakeKubelet, encode_pods
+except ImportError:  # python3-grpcio, installed by scripts/setup.sh
+    FakeKubelet = None
 
 SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
 
@@ -149,6 +154,8 @@ def check_promql_join(workdir, agent):
 
 
 def main():
+    need(FakeKubelet is not None, "python3-grpcio not installed (Debian package python3-grpcio)")
+    need_tool(PROMETHEUS, "prometheus")
     workdir = tempfile.mkdtemp(prefix="gpuscope-attribution-")
     socket_path = os.path.join(workdir, "kubelet.sock")
     kubelet = FakeKubelet(socket_path)
@@ -191,4 +198,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(run_script(main))

@@ -41,10 +41,13 @@ import urllib.parse
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_kubelet import FakeKubelet  # noqa: E402
+try:
+    from fake_kubelet import FakeKubelet
+except ImportError:  # python3-grpcio, installed by scripts/setup.sh
+    FakeKubelet = None
 from gpuscope_testlib import (GPUSCOPE as BINARY, PROMETHEUS, RULES_DIR as RULES,  # noqa: E402
-                              SOURCE_DIR as SRC, check_exit, free_port, http_get, need_tool,
-                              run_script)
+                              SOURCE_DIR as SRC, check_exit, free_port, http_get, need,
+                              need_tool, run_script)
 
 SCENARIOS = os.path.join(SRC, "sim", "scenarios", "fleet")
 DASHBOARDS = os.path.join(SRC, "deploy", "grafana", "dashboards")
@@ -421,6 +424,7 @@ def main():
         print(f"FAIL: {BINARY} not built (set GPUSCOPE_BUILD_DIR)")
         return 1
     need_tool(PROMETHEUS, "prometheus")
+    need(FakeKubelet is not None, "python3-grpcio not installed (Debian package python3-grpcio)")
     tmp = tempfile.mkdtemp(prefix="gpuscope-fleet-")
     fleet = Fleet(tmp)
     started = time.time()
