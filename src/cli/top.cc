@@ -52,8 +52,8 @@ collect::SamplerOptions MakeSamplerOptions(const std::string& library, const Top
   return options;
 }
 
-void RunLoop(collect::Sampler& sampler, const TopArgs& args, FrameOptions frame,
-             std::ostream& out) {
+void RunLoop(collect::Sampler& sampler, const TopArgs& args, const CommonOptions& common,
+             FrameOptions frame, std::ostream& out) {
   using std::chrono::steady_clock;
   const auto step = std::chrono::duration_cast<steady_clock::duration>(
       std::chrono::duration<double>(args.interval_seconds));
@@ -61,13 +61,16 @@ void RunLoop(collect::Sampler& sampler, const TopArgs& args, FrameOptions frame,
   out << kHideCursor;
   auto next = steady_clock::now();
   auto next_verdict = next;
+  AttributionPtr attribution;  // refreshed with the verdicts
   do {
-    SnapshotPtr snapshot = sampler.Latest();
+    auto snapshot = std::make_shared<Snapshot>(*sampler.Latest());
     if (steady_clock::now() >= next_verdict) {
       frame.verdicts = Verdicts(*snapshot, sampler.window());
+      attribution = Attribute(common, snapshot)->attribution;
       next_verdict =
           steady_clock::now() + std::chrono::seconds(static_cast<int>(kVerdictEverySeconds));
     }
+    snapshot->attribution = attribution;
     frame.width = TerminalWidth(STDOUT_FILENO);
     out << kClearScreen << RenderFrame(*snapshot, frame) << std::flush;
     next += step;
@@ -162,13 +165,13 @@ Status RunTop(Invocation& inv) {
     SnapshotPtr second = sampler.SampleOnce();
     if (second->nvml_up) first = second;
     frame.width = TerminalWidth(STDOUT_FILENO);
-    *inv.out << RenderFrame(*first, frame) << std::flush;
+    *inv.out << RenderFrame(*Attribute(inv.common, first), frame) << std::flush;
     return Status::Ok();
   }
   InstallStopHandlers();
   frame.subtitle = "every " + std::to_string(static_cast<int>(args->interval_seconds * 1000)) +
                    " ms; Ctrl-C quits";
-  RunLoop(sampler, *args, std::move(frame), *inv.out);
+  RunLoop(sampler, *args, inv.common, std::move(frame), *inv.out);
   return Status::Ok();
 }
 

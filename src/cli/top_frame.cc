@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "cli/query_format.h"
+#include "gpuscope/attribution.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -163,6 +164,11 @@ std::string GpuBlock(const Snapshot& snap, std::size_t i, const FrameOptions& o)
     out += Paint("OK", kGreen, o.color);
   }
   out += "\n" + UtilLines(gpu, s, bar, o.color);
+  if (snap.attribution) {
+    for (const Holder& h : snap.attribution->Of(gpu)) {
+      out += Clip("  serves " + h.Describe(), o.width) + "\n";
+    }
+  }
   if (gpu.is_mig()) return out;
   out += PhysicsLines(s, o.color);
   if (i < o.verdicts.size() && !o.verdicts[i].empty()) {

@@ -53,7 +53,7 @@ def check_cgroup_jobs():
 
 
 def check_commands():
-    """The summary, health and diagnose say whose work each GPU serves."""
+    """The summary, health, diagnose and top say whose work each GPU serves."""
     jobs = tempfile.mkdtemp(prefix="gpuscope-hpc-")
     try:
         with open(os.path.join(jobs, "2"), "w") as f:
@@ -70,6 +70,8 @@ def check_commands():
         check(gpus[3]["holders"] == [], "GPU 3 serves nobody: %s" % gpus[3]["holders"])
         code, out, err = run(["diagnose", "--window", "1m"] + common)
         check("GPU 2" in out and "serves Slurm job 4242" in out, "diagnose: %s" % out[:800])
+        code, out, err = run(["top", "--once", "--no-color"] + common)
+        check(code == 0 and "serves Slurm job 4242" in out, "top: %s %s" % (out[:800], err))
     finally:
         shutil.rmtree(jobs, ignore_errors=True)
 
