@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/catalog.h"
@@ -90,6 +91,9 @@ struct GpuSample {
   std::vector<NvLinkLink> nvlink;
   std::map<unsigned, uint64_t> xid_counts;  // XID code -> count since start
   std::vector<ProcessInfo> processes;
+  // (call, NVML return code name) -> failed calls since start; NOT_SUPPORTED
+  // (absence) and GPU_IS_LOST (state kLost) are not counted.
+  std::map<std::pair<std::string, std::string>, uint64_t> call_errors;
 
   bool Has(Metric m) const { return present.test(Index(m)); }
   double Get(Metric m) const { return values[Index(m)]; }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "export/builtin_families.h"
+
 namespace gpuscope::analysis {
 namespace {
 
@@ -11,15 +13,6 @@ constexpr double kIdlePercent = 5;
 constexpr double kHeldMinBytes = 256.0 * 1024 * 1024;
 constexpr double kSecondsPerHour = 3600;
 
-prom::Family Gauge(std::string name, std::string help) {
-  prom::Family f;
-  f.name = std::move(name);
-  f.help = std::move(help);
-  f.type = prom::FamilyType::kGauge;
-  f.base = prom::LabelBase::kNative;
-  return f;
-}
-
 }  // namespace
 
 std::string GpuKey(const GpuInfo& info) {
@@ -27,14 +20,9 @@ std::string GpuKey(const GpuInfo& info) {
 }
 
 std::vector<prom::Family> BottleneckFamilies(const std::vector<GpuDiagnosis>& results) {
-  prom::Family found = Gauge("gpuscope_bottleneck",
-                             "1 when the diagnosis over the trailing window finds this kind of "
-                             "bottleneck or state on the GPU (see gpuscope diagnose).");
-  prom::Family conf = Gauge("gpuscope_bottleneck_confidence",
-                            "Confidence in [0, 1] of the finding of this kind; 0 when absent.");
-  prom::Family eta = Gauge("gpuscope_memory_oom_eta_seconds",
-                           "Predicted seconds until the framebuffer is full, from the least-"
-                           "squares memory trend; present only while a trend predicts it.");
+  prom::Family found = prom::MakeFamily(prom::kBottleneck);
+  prom::Family conf = prom::MakeFamily(prom::kBottleneckConfidence);
+  prom::Family eta = prom::MakeFamily(prom::kOomEta);
   for (const GpuDiagnosis& d : results) {
     int gpu = static_cast<int>(d.slot);
     for (FindingKind k : kAllFindingKinds) {
@@ -96,13 +84,8 @@ void DiagnosisMonitor::Update(const Snapshot& snapshot, const Window& window) {
 std::vector<prom::Family> DiagnosisMonitor::Families() const {
   std::lock_guard lock(mu_);
   std::vector<prom::Family> out = BottleneckFamilies(latest_);
-  prom::Family held;
-  held.name = "gpuscope_gpu_idle_held_seconds_total";
-  held.help = "Seconds the GPU was idle while processes held its memory (waste).";
-  held.type = prom::FamilyType::kCounter;
-  prom::Family cost = held;
-  cost.name = "gpuscope_wasted_cost_total";
-  cost.help = "Cost of idle-held time: idle-held hours x the configured GPU-hour price.";
+  prom::Family held = prom::MakeFamily(prom::kIdleHeld);
+  prom::Family cost = prom::MakeFamily(prom::kWastedCost);
   for (const auto& [key, w] : waste_) {
     if (w.slot < 0) continue;  // GPU gone from the snapshot
     held.samples.push_back({w.slot, {}, w.idle_held_seconds});

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "collect/catalog_rows.h"
+#include "gpuscope/metric_names.h"
 
 namespace gpuscope {
 
@@ -10,41 +11,16 @@ using catalog_rows::kRows;
 
 namespace {
 
-constexpr bool IsNameChar(char c, bool first) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-         (!first && c >= '0' && c <= '9');
-}
-constexpr bool ValidName(std::string_view name) {
-  if (name.empty()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    if (!IsNameChar(name[i], i == 0)) return false;
-  }
-  return true;
-}
-constexpr bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-// Prometheus conventions for native names: a gpuscope_ prefix, counters end
-// in _total, and a base unit (or a dimensionless name) is part of the name.
+// Prometheus conventions for native names (gpuscope/metric_names.h).
 constexpr bool ValidNative(const NativeName& n) {
-  if (n.name.empty()) return true;
-  if (!ValidName(n.name) || n.name.substr(0, 9) != "gpuscope_") return false;
-  if ((n.type == MetricType::kCounter) != EndsWith(n.name, "_total")) return false;
-  constexpr std::string_view kUnits[] = {
-      "_ratio",   "_bytes",   "_watts",      "_joules",         "_hertz", "_celsius",
-      "_seconds", "_total",   "_generation", "_generation_max", "_width", "_width_max",
-      "_state",   "_pending", "_failure",    "_enabled",        "_action"};
-  for (std::string_view unit : kUnits) {
-    if (EndsWith(n.name, unit)) return true;
-  }
-  return false;
+  return n.name.empty() || metric_names::ValidNative(n.name, n.type == MetricType::kCounter);
 }
 constexpr bool ValidCatalog(const std::array<MetricDef, kMetricCount>& rows) {
   std::array<int, kMetricCount> seen{};
   for (const MetricDef& def : rows) {
     if (++seen[Index(def.id)] != 1) return false;
     if (!ValidNative(def.native)) return false;
-    if (!def.dcgm.name.empty() && !ValidName(def.dcgm.name)) return false;
+    if (!def.dcgm.name.empty() && !metric_names::Valid(def.dcgm.name)) return false;
     const bool batched =
         def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput;
     if (def.source == Source::kFieldValue && def.field.id == 0) return false;

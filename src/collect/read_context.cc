@@ -14,6 +14,9 @@ void ReadContext::Note(std::string_view call, const Status& status) {
   }
   ++reading_.failed_calls;
   if (reading_.error.empty()) reading_.error = status.message();
+  const std::optional<int> code = nvml::ReturnCodeOf(status);
+  reading_.call_errors.emplace_back(std::string(call),
+                                    code ? nvml::ReturnCodeName(*code) : "other");
 }
 
 }  // namespace gpuscope::collect

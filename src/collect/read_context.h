@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "gpuscope/catalog.h"
 #include "gpuscope/snapshot.h"
@@ -54,10 +55,12 @@ struct Reading {
   GpuSample sample;  // values, present bits; nvlink and processes when read
   bool nvlink_read = false;
   bool processes_read = false;
-  bool lost = false;                 // GPU_IS_LOST: the read stopped there
-  std::string error;                 // the first failure other than NOT_SUPPORTED
-  unsigned ok_calls = 0;             // calls that answered
-  unsigned failed_calls = 0;         // calls that failed for a reason other than NOT_SUPPORTED
+  bool lost = false;          // GPU_IS_LOST: the read stopped there
+  std::string error;          // the first failure other than NOT_SUPPORTED
+  unsigned ok_calls = 0;      // calls that answered
+  unsigned failed_calls = 0;  // calls that failed for a reason other than NOT_SUPPORTED
+  // (call, NVML return code name) of each such failure, GPU_IS_LOST excluded.
+  std::vector<std::pair<std::string, std::string>> call_errors;
   uint64_t calls = 0;                // device calls made (a batched read counts one)
   bool energy_counter = true;        // false: the device has no energy counter at all
   bool reattached = false;           // the handle was re-acquired for this read
@@ -113,8 +116,9 @@ class ReadContext {
     return std::nullopt;
   }
 
-  // Records a failed call: NOT_SUPPORTED refuses `call` from now on (unless
-  // `call` is empty), GPU_IS_LOST marks the read lost, others count.
+  // Records a failed call: NOT_SUPPORTED refuses `call` from now on (`call`
+  // must then be a string literal), GPU_IS_LOST marks the read lost, others
+  // count, by call and NVML return code, into reading().call_errors.
   void Note(std::string_view call, const Status& status);
   // Counts a call made outside Try (e.g. one batched read).
   void CountCall() { ++reading_.calls; }

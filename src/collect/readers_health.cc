@@ -35,7 +35,7 @@ void NoteField(ReadContext& ctx, unsigned field_id, const Status& status) {
     ctx.caps().RefuseField(field_id);
     return;
   }
-  ctx.Note("", status);
+  ctx.Note("nvmlDeviceGetFieldValues/" + std::to_string(field_id), status);
 }
 
 // Per link: state and four error counters.

@@ -155,6 +155,7 @@ void Sampler::Collect(std::size_t position, std::chrono::steady_clock::time_poin
 void Sampler::Apply(std::size_t position, Reading&& reading) {
   Slot& slot = *slots_[position];
   cycle_calls_ += reading.calls;
+  for (const auto& key : reading.call_errors) ++slot.sample.call_errors[key];
   if (reading.lost) {
     MarkLost(slot, reading);
     return;

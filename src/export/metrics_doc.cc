@@ -68,28 +68,61 @@ void AppendCatalogTable(std::string& out) {
   }
 }
 
-void AppendBuiltins(std::string& out) {
+std::string_view GroupName(FamilyGroup group) {
+  switch (group) {
+    case FamilyGroup::kGpu:
+      return "gpu";
+    case FamilyGroup::kSelf:
+      return "self";
+    case FamilyGroup::kHealth:
+      return "health";
+    case FamilyGroup::kDiagnosis:
+      return "diagnosis";
+  }
+  return "";
+}
+
+std::string_view FamilyTypeName(FamilyType type) {
+  switch (type) {
+    case FamilyType::kCounter:
+      return "counter";
+    case FamilyType::kInfo:
+      return "info";
+    case FamilyType::kUnknown:
+      return "unknown";
+    case FamilyType::kGauge:
+      break;
+  }
+  return "gauge";
+}
+
+std::string RegistryLabels(const BuiltinFamily& f) {
+  std::string labels;
+  if (f.base == LabelBase::kNative) labels = kNativeLabels;
+  if (f.base == LabelBase::kDcgm) labels = "dcgm-exporter's";
+  if (!f.labels.empty()) labels += (labels.empty() ? "" : ", ") + std::string(f.labels);
+  return labels.empty() ? "-" : labels;
+}
+
+void AppendRegistry(std::string& out) {
   out +=
-      "\n## Families derived from the snapshot\n\n"
-      "| native name | type | labels | help |\n"
-      "|---|---|---|---|\n";
-  auto row = [&out](const BuiltinFamily& f) {
-    std::string labels(kNativeLabels);
-    if (!f.labels.empty()) labels += ", " + std::string(f.labels);
-    out += "| " + Code(f.name) + " | " +
-           (f.type == FamilyType::kCounter ? "counter"
-            : f.type == FamilyType::kInfo  ? "info"
-                                           : "gauge") +
-           " | " + labels + " | " + Cell(f.help) + " |\n";
-  };
-  for (const BuiltinFamily* f : kLeadingBuiltins) row(*f);
-  for (const BuiltinFamily* f : kTrailingBuiltins) row(*f);
+      "\n## Families beyond the catalog\n\n"
+      "From the family registry (`src/export/builtin_families.h`). Group `gpu`: derived from the\n"
+      "snapshot by the renderer; `self`: the agent about itself (rendered with every metrics\n"
+      "set); `health`: the health module; `diagnosis`: the diagnosis monitor.\n\n"
+      "| name | type | labels | group | help |\n"
+      "|---|---|---|---|---|\n";
+  for (const BuiltinFamily* f : kRegistry) {
+    out += "| " + Code(f->name) + " | " + std::string(FamilyTypeName(f->type)) + " | " +
+           RegistryLabels(*f) + " | " + std::string(GroupName(f->group)) + " | " + Cell(f->help) +
+           " |\n";
+  }
 }
 
 constexpr std::string_view kIntro = R"(# gpuscope metrics
 
-Generated from the metric catalog (`src/collect/catalog.cc`) by `gpuscope docs metrics`;
-do not edit by hand.
+Generated from the metric catalog (`src/collect/catalog_rows.h`) and the family registry
+(`src/export/builtin_families.h`) by `gpuscope docs metrics`; do not edit by hand.
 
 `gpuscope serve` exports two sets of families (`--metrics dcgm|native|both`, default both):
 
@@ -133,7 +166,7 @@ with a warning. Any other name is an error naming the file and line.
 std::string RenderMetricsDoc() {
   std::string out(kIntro);
   AppendCatalogTable(out);
-  AppendBuiltins(out);
+  AppendRegistry(out);
   return out;
 }
 

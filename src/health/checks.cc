@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 
 #include "health/checks_internal.h"
@@ -14,22 +15,51 @@ namespace gpuscope::health {
 using internal::GpuInput;
 using internal::Num;
 
+namespace {
+
+using CheckFn = void (*)(const GpuInput&, CheckResult&, GpuHealth&);
+
+template <void (*F)(const GpuInput&, CheckResult&)>
+void Plain(const GpuInput& in, CheckResult& r, GpuHealth& /*h*/) {
+  F(in, r);
+}
+
+void Driver(const GpuInput& in, CheckResult& r, GpuHealth& h) { internal::CheckDriver(in, r, &h); }
+
+struct CheckDef {
+  Check check;
+  std::string_view name;  // the `check` label
+  CheckFn run;
+  bool runs_when_lost;  // false: a lost GPU's values are gone or old, skip it
+};
+
+// Every check, in evaluation order: the driver check first, since it finds
+// whether the GPU is lost.
+constexpr CheckDef kCheckTable[] = {
+    {Check::kDriver, "driver", Driver, true},
+    {Check::kXid, "xid", Plain<internal::CheckXid>, true},
+    {Check::kMemory, "memory", Plain<internal::CheckMemory>, false},
+    {Check::kPcie, "pcie", Plain<internal::CheckPcie>, false},
+    {Check::kNvlink, "nvlink", Plain<internal::CheckNvlink>, false},
+    {Check::kThermal, "thermal", Plain<internal::CheckThermal>, false},
+    {Check::kPower, "power", Plain<internal::CheckPower>, false},
+};
+
+constexpr bool EveryCheckOnce() {
+  for (Check c : kAllChecks) {
+    int n = 0;
+    for (const CheckDef& def : kCheckTable) n += def.check == c ? 1 : 0;
+    if (n != 1) return false;
+  }
+  return std::size(kCheckTable) == kAllChecks.size() && kCheckTable[0].check == Check::kDriver;
+}
+static_assert(EveryCheckOnce(), "kCheckTable: each Check once, the driver check first");
+
+}  // namespace
+
 std::string_view CheckName(Check c) {
-  switch (c) {
-    case Check::kMemory:
-      return "memory";
-    case Check::kPcie:
-      return "pcie";
-    case Check::kNvlink:
-      return "nvlink";
-    case Check::kThermal:
-      return "thermal";
-    case Check::kPower:
-      return "power";
-    case Check::kXid:
-      return "xid";
-    case Check::kDriver:
-      return "driver";
+  for (const CheckDef& def : kCheckTable) {
+    if (def.check == c) return def.name;
   }
   return "unknown";
 }
@@ -187,14 +217,8 @@ GpuHealth EvaluateGpu(std::size_t slot, const GpuInfo& info, const GpuSample& sa
   for (std::size_t i = 0; i < kAllChecks.size(); ++i) h.checks[i].check = kAllChecks[i];
   const GpuEvents* ev = events.Find(info.index);
   const GpuInput in{info, sample, ev, state.For(info.index), now, options};
-  internal::CheckDriver(in, h.Get(Check::kDriver), &h);
-  internal::CheckXid(in, h.Get(Check::kXid));
-  if (!h.lost) {  // values of a lost GPU are gone or old
-    internal::CheckMemory(in, h.Get(Check::kMemory));
-    internal::CheckPcie(in, h.Get(Check::kPcie));
-    internal::CheckNvlink(in, h.Get(Check::kNvlink));
-    internal::CheckThermal(in, h.Get(Check::kThermal));
-    internal::CheckPower(in, h.Get(Check::kPower));
+  for (const CheckDef& def : kCheckTable) {
+    if (def.runs_when_lost || !h.lost) def.run(in, h.Get(def.check), h);
   }
   for (const CheckResult& c : h.checks) {
     if (c.evaluated) h.verdict = std::max(h.verdict, c.verdict);

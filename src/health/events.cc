@@ -92,6 +92,7 @@ void EventTracker::SetError(std::string error) { state_.error = std::move(error)
 void EventTracker::WaitFailed(std::string error) {
   state_.error = std::move(error);
   ++state_.wait_errors;
+  state_.last_wait_ok = false;
 }
 
 EventMonitor::EventMonitor(std::unique_ptr<EventSource> source, Options options)
@@ -183,6 +184,7 @@ void EventMonitor::Run() {
     const double now = options_.clock();
     std::unique_lock<std::mutex> lock(mu_);
     if (got.ok()) {
+      tracker_.WaitSucceeded();
       if (got->has_value()) tracker_.Record(**got, now);
       tracker_.Expire(now);
       continue;

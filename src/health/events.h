@@ -62,6 +62,7 @@ struct EventState {
   bool running = false;  // a thread is waiting on events
   std::string error;     // last registration or wait error; empty when none
   uint64_t wait_errors = 0;
+  bool last_wait_ok = true;            // the last wait returned (an event or a timeout)
   std::map<unsigned, GpuEvents> gpus;  // by NVML index
 
   // nullptr when the GPU has no entry (not registered, no event seen).
@@ -80,6 +81,8 @@ class EventTracker {
   void SetError(std::string error);
   // Notes a failed wait (counted in wait_errors).
   void WaitFailed(std::string error);
+  // Notes a wait that returned (an event or a timeout).
+  void WaitSucceeded() { state_.last_wait_ok = true; }
   void SetRunning(bool running) { state_.running = running; }
 
   const EventState& state() const { return state_; }

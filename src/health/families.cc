@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "export/builtin_families.h"
+
 namespace gpuscope::health {
 namespace {
 
@@ -16,23 +18,11 @@ prom::Sample MakeSample(const GpuHealth& g, prom::Labels labels, double value) {
 }  // namespace
 
 std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options) {
-  prom::Family health{"gpuscope_gpu_health",
-                      "Health verdict per GPU and check: 0 ok, 1 warn, 2 fail (gpuscope health "
-                      "shows the evidence).",
-                      prom::FamilyType::kGauge,
-                      prom::LabelBase::kNative,
-                      {}};
-  prom::Family stale{"gpuscope_collector_stale",
-                     "1 when the GPU's values are stale: a hung NVML call, or no good read "
-                     "within the staleness limit.",
-                     prom::FamilyType::kGauge,
-                     prom::LabelBase::kNative,
-                     {}};
-  prom::Family window{"DCGM_EXP_XID_ERRORS_COUNT",
-                      options.xid_count_help,
-                      options.xid_count_type,
-                      prom::LabelBase::kDcgm,
-                      {}};
+  prom::Family health = prom::MakeFamily(prom::kGpuHealth);
+  prom::Family stale = prom::MakeFamily(prom::kCollectorStale);
+  prom::Family window = prom::MakeFamily(prom::kXidWindow);
+  window.help = options.xid_count_help;
+  window.type = options.xid_count_type;
   const std::string window_ms = std::to_string(std::llround(report.xid_window_seconds * 1000));
   for (const GpuHealth& g : report.gpus) {
     for (const CheckResult& c : g.checks) {

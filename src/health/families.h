@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "export/builtin_families.h"
 #include "export/family.h"
 #include "gpuscope/snapshot.h"
 #include "health/checks.h"
@@ -33,9 +34,8 @@ namespace gpuscope::health {
 struct FamilyOptions {
   // Render DCGM_EXP_XID_ERRORS_COUNT (the counters file lists it).
   bool xid_count_window = false;
-  prom::FamilyType xid_count_type = prom::FamilyType::kCounter;  // the file's type
-  std::string xid_count_help =
-      "XID errors seen within the sliding window (window_size_in_ms), by code.";
+  prom::FamilyType xid_count_type = prom::kXidWindow.type;  // the file's type
+  std::string xid_count_help = std::string(prom::kXidWindow.help);
 };
 
 std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options = {});

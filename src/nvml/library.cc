@@ -249,6 +249,8 @@ std::optional<int> ReturnCodeOf(const Status& status) {
   return status.ok() ? std::nullopt : status.detail();
 }
 
+const char* ReturnCodeName(int code) { return ReturnName(code); }
+
 bool IsGpuLost(const Status& status) { return ReturnCodeOf(status) == kGpuIsLost; }
 
 std::string FormatCudaVersion(int version) {

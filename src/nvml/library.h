@@ -115,6 +115,9 @@ class Library {
 // The NVML return code a Status from Library::Check carries; nullopt for an
 // ok Status or one that did not come from NVML.
 std::optional<int> ReturnCodeOf(const Status& status);
+// NVML's name for a return code: "NVML_ERROR_UNKNOWN" (also for codes it
+// does not know).
+const char* ReturnCodeName(int code);
 // True when NVML said GPU_IS_LOST: the device needs a reset or reboot.
 bool IsGpuLost(const Status& status);
 

@@ -3,54 +3,55 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
+#include "export/builtin_families.h"
 #include "serve/health.h"
 
 namespace gpuscope::serve {
 namespace {
 
-prom::Family SelfFamily(std::string name, std::string help, prom::FamilyType type) {
-  prom::Family family;
-  family.name = std::move(name);
-  family.help = std::move(help);
-  family.type = type;
-  family.base = prom::LabelBase::kNone;
-  return family;
-}
-
-prom::Family SingleValue(std::string name, std::string help, prom::FamilyType type, double value) {
-  prom::Family family = SelfFamily(std::move(name), std::move(help), type);
+prom::Family SingleValue(const prom::BuiltinFamily& def, double value) {
+  prom::Family family = prom::MakeFamily(def);
   family.samples.push_back({-1, {}, value});
   return family;
 }
 
+// gpu, and on MIG instances gpu_instance and compute_instance.
+prom::Labels DeviceLabels(const GpuInfo& info) {
+  prom::Labels labels = {{"gpu", std::to_string(info.index)}};
+  if (info.is_mig()) {
+    labels.emplace_back("gpu_instance", std::to_string(*info.gpu_instance_id));
+    labels.emplace_back("compute_instance", std::to_string(info.compute_instance_id.value_or(0)));
+  }
+  return labels;
+}
+
 prom::Family CollectorUp(const Snapshot& snapshot) {
-  prom::Family family =
-      SelfFamily("gpuscope_collector_up",
-                 "1 when the last cycle read the device (GPU or MIG instance), 0 when it is "
-                 "lost, stale or failing.",
-                 prom::FamilyType::kGauge);
+  prom::Family family = prom::MakeFamily(prom::kCollectorUp);
   for (std::size_t i = 0; i < snapshot.gpus.size(); ++i) {
-    const GpuInfo& info = snapshot.gpus[i];
-    prom::Labels labels = {{"gpu", std::to_string(info.index)}};
-    if (info.is_mig()) {
-      labels.emplace_back("gpu_instance", std::to_string(*info.gpu_instance_id));
-      labels.emplace_back("compute_instance", std::to_string(info.compute_instance_id.value_or(0)));
-    }
     const bool up = snapshot.samples[i].state == GpuState::kOk;
-    family.samples.push_back({-1, std::move(labels), up ? 1.0 : 0.0});
+    family.samples.push_back({-1, DeviceLabels(snapshot.gpus[i]), up ? 1.0 : 0.0});
   }
   return family;
 }
 
-// gpuscope_attribution_up{source}: one sample per enabled source.
+prom::Family CallErrors(const Snapshot& snapshot) {
+  prom::Family family = prom::MakeFamily(prom::kNvmlCallErrors);
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    for (const auto& [key, count] : snapshot.samples[i].call_errors) {
+      prom::Labels labels = DeviceLabels(snapshot.gpus[i]);
+      labels.emplace_back("call", key.first);
+      labels.emplace_back("code", key.second);
+      family.samples.push_back({-1, std::move(labels), static_cast<double>(count)});
+    }
+  }
+  return family;
+}
+
 prom::Family AttributionUp(const Attribution& attribution) {
-  prom::Family family =
-      SelfFamily("gpuscope_attribution_up",
-                 "1 when the attribution source (kubelet, hpc) answered at its last refresh; "
-                 "0 while it is down (its labels are missing meanwhile).",
-                 prom::FamilyType::kGauge);
+  prom::Family family = prom::MakeFamily(prom::kAttributionUp);
   for (const AttributionSource& source : attribution.sources) {
     family.samples.push_back({-1, {{"source", source.name}}, source.up ? 1.0 : 0.0});
   }
@@ -60,26 +61,23 @@ prom::Family AttributionUp(const Attribution& attribution) {
 }  // namespace
 
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
-                                       bool frozen_clock) {
+                                       bool frozen_clock, const health::EventState* events) {
   std::vector<prom::Family> out;
-  prom::Family build =
-      SelfFamily("gpuscope_build_info", "gpuscope's version; the value is always 1.",
-                 prom::FamilyType::kGauge);
+  prom::Family build = prom::MakeFamily(prom::kBuildInfo);
   build.samples.push_back({-1, {{"version", GPUSCOPE_VERSION}}, 1});
   out.push_back(std::move(build));
-  out.push_back(SingleValue("gpuscope_nvml_up", "1 while NVML answers, 0 while it is down.",
-                            prom::FamilyType::kGauge, snapshot.nvml_up ? 1 : 0));
+  out.push_back(SingleValue(prom::kNvmlUp, snapshot.nvml_up ? 1 : 0));
   prom::Family up = CollectorUp(snapshot);
   if (!up.samples.empty()) out.push_back(std::move(up));
-  out.push_back(SingleValue("gpuscope_collect_duration_seconds",
-                            "How long the last sampling cycle took.", prom::FamilyType::kGauge,
-                            frozen_clock ? 0 : snapshot.collect_seconds));
-  out.push_back(SingleValue("gpuscope_last_collect_timestamp_seconds",
-                            "Unix time the last sampling cycle finished.", prom::FamilyType::kGauge,
-                            snapshot.timestamp));
-  out.push_back(SingleValue("gpuscope_scrapes_total",
-                            "/metrics requests served; published with the next sampling cycle.",
-                            prom::FamilyType::kCounter, static_cast<double>(scrapes)));
+  prom::Family errors = CallErrors(snapshot);
+  if (!errors.samples.empty()) out.push_back(std::move(errors));
+  out.push_back(SingleValue(prom::kCollectDuration, frozen_clock ? 0 : snapshot.collect_seconds));
+  out.push_back(SingleValue(prom::kLastCollect, snapshot.timestamp));
+  out.push_back(SingleValue(prom::kScrapes, static_cast<double>(scrapes)));
+  if (events != nullptr) {
+    out.push_back(SingleValue(prom::kEventsUp, events->running && events->last_wait_ok ? 1 : 0));
+    out.push_back(SingleValue(prom::kEventErrors, static_cast<double>(events->wait_errors)));
+  }
   return out;
 }
 
@@ -101,7 +99,8 @@ struct Exporter::State {
   analysis::DiagnosisMonitor monitor;
   EventSource events;
   AttributionSource attribution;
-  std::shared_ptr<const Snapshot> snapshot;  // with events applied and host name set
+  std::shared_ptr<const Snapshot> snapshot;       // with events applied and host name set
+  std::optional<health::EventState> event_state;  // with an event source: its last state
   health::HealthReport report;
 
   explicit State(ExporterOptions o)
@@ -124,6 +123,7 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
   if (!s.options.hostname.empty()) snapshot->system.hostname = s.options.hostname;
   if (s.attribution) snapshot->attribution = s.attribution();
   const health::EventState events = s.events ? s.events() : health::EventState{};
+  if (s.events) s.event_state = events;
   s.report = JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health);
   s.monitor.Update(*snapshot, window);
   s.snapshot = std::move(snapshot);
@@ -133,7 +133,8 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
 
 std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
   State& s = *state_;
-  std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock);
+  std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock,
+                                                 s.event_state ? &*s.event_state : nullptr);
   const Attribution* attribution = s.snapshot->attribution.get();
   if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
   for (auto& family : health::ToFamilies(s.report, s.options.health_families)) {

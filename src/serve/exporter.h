@@ -4,14 +4,11 @@
 // self-metrics and renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
 // pre-rendered bodies (an atomic shared_ptr load) and never touch NVML.
 //
-// Self-metrics (rendered with every metrics set):
-//   gpuscope_build_info{version}                1
-//   gpuscope_nvml_up                             1 while NVML answers
-//   gpuscope_collector_up{gpu[,gpu_instance,compute_instance]}
-//                                                1 when the last cycle read the device
-//   gpuscope_collect_duration_seconds            duration of the last cycle
-//   gpuscope_last_collect_timestamp_seconds      unix time the last cycle finished
-//   gpuscope_scrapes_total                       /metrics requests served
+// Self-metrics (rendered with every metrics set; names, types, help and labels
+// in the family registry, export/builtin_families.h, group kSelf): build info,
+// NVML up, collector up per device, NVML call errors by call and code (from
+// the snapshot's per-GPU counts), cycle duration and time, scrapes, and with
+// an event thread its up state and wait errors.
 // gpuscope_scrapes_total is counted per scrape (one atomic increment) but
 // published with the next cycle's body, so a scrape stays a pointer copy: the
 // value lags by at most one collect interval and never needs NVML.
@@ -62,9 +59,11 @@ struct HealthVerdict {
 // that is not lost was read within `stale_after_s` of `now` (pure).
 HealthVerdict GpuFreshness(const Snapshot& snapshot, double now, double stale_after_s);
 
-// The self-metric families for a snapshot (pure; see the header comment).
+// The self-metric families for a snapshot (pure; see the header comment);
+// `events` is the event thread's state, nullptr when there is none.
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
-                                       bool frozen_clock);
+                                       bool frozen_clock,
+                                       const health::EventState* events = nullptr);
 
 // How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
 // counters file lists it, with the file's type and help.

@@ -51,6 +51,38 @@ TEST(CollectFaultsTest, LostGpuClearsItsSeriesAndReattaches) {
   EXPECT_TRUE(snap->samples[3].Has(Metric::kBusySeconds));
 }
 
+// One call failing persistently: its series vanish, and the failure is
+// counted by call and NVML return code (gpuscope_nvml_call_errors_total);
+// NOT_SUPPORTED never counts. It heals when the fault clears.
+TEST(CollectFaultsTest, FailingCallIsCountedByCallAndCode) {
+  ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO", "training-8xh100");
+  SimControl control;
+  ManualClock clock;
+  Sampler sampler(SimOptions(), clock.AsClock());
+  SnapshotPtr snap = sampler.SampleOnce();
+  ASSERT_TRUE(snap->samples[2].Has(Metric::kPowerUsage));
+  for (const GpuSample& s : snap->samples) EXPECT_TRUE(s.call_errors.empty());
+  control.Send("inject 2 fail nvmlDeviceGetPowerUsage 999");
+  const std::pair<std::string, std::string> key{"nvmlDeviceGetPowerUsage", "NVML_ERROR_UNKNOWN"};
+  for (uint64_t cycle = 1; cycle <= 3; ++cycle) {
+    clock.now += 1;
+    snap = sampler.SampleOnce();
+    const GpuSample& s = snap->samples[2];
+    EXPECT_FALSE(s.Has(Metric::kPowerUsage));
+    EXPECT_TRUE(s.Has(Metric::kGpuTemp));  // the other calls keep answering
+    EXPECT_EQ(s.state, GpuState::kOk);
+    ASSERT_EQ(s.call_errors.size(), 1u);
+    EXPECT_EQ(s.call_errors.begin()->first, key);
+    EXPECT_EQ(s.call_errors.begin()->second, cycle);
+    EXPECT_TRUE(snap->samples[1].call_errors.empty());
+  }
+  control.Send("clear 2 fail");
+  clock.now += 1;
+  snap = sampler.SampleOnce();
+  EXPECT_TRUE(snap->samples[2].Has(Metric::kPowerUsage));
+  EXPECT_EQ(snap->samples[2].call_errors.at(key), 3u);  // a counter keeps its value
+}
+
 // A GPU already lost at start does not stop the others; it is opened by
 // index and described once it answers.
 TEST(CollectFaultsTest, GpuLostAtStartIsWatchedAndDescribedLater) {

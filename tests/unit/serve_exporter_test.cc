@@ -60,6 +60,33 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
   EXPECT_TRUE(Contains(om, "# TYPE gpuscope_scrapes counter\n"));
 }
 
+// Partial failure is visible: failed NVML calls by call and code, and the
+// event thread's up state and wait errors (only with an event source).
+TEST(ServeExporter, RendersCallErrorsAndEventThreadState) {
+  Fixture f;
+  Snapshot snapshot = cli::testing::TwoGpuSnapshot();
+  snapshot.samples[1].call_errors[{"nvmlDeviceGetPowerUsage", "NVML_ERROR_UNKNOWN"}] = 4;
+  f.Publish(snapshot);
+  std::string text = f.Text();
+  EXPECT_TRUE(Contains(text,
+                       "# TYPE gpuscope_nvml_call_errors_total counter\n"
+                       "gpuscope_nvml_call_errors_total{gpu=\"1\",call=\"nvmlDeviceGetPowerUsage\","
+                       "code=\"NVML_ERROR_UNKNOWN\"} 4\n"))
+      << text;
+  EXPECT_FALSE(Contains(text, "gpuscope_events_up"));  // no event source
+  health::EventState events;
+  events.running = true;
+  f.exporter->SetEventSource([&events] { return events; });
+  f.Publish(snapshot);
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_events_up 1\n"));
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_event_wait_errors_total 0\n"));
+  events.wait_errors = 2;
+  events.last_wait_ok = false;
+  f.Publish(snapshot);
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_events_up 0\n"));
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_event_wait_errors_total 2\n"));
+}
+
 TEST(ServeExporter, BodiesAreSharedUntilTheNextCycle) {
   Fixture f;
   f.Publish(cli::testing::TwoGpuSnapshot());
