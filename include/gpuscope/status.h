@@ -1,15 +1,20 @@
 // Errors as values: Status says what failed, with context; Result<T> carries a
 // value or a Status. Only main turns a Status into an exit code.
+// Contracts: both are [[nodiscard]]; a Result holds a value or a failed
+// Status, never an OK one; value(), * and -> on a failed Result abort with the
+// error's message, in every build type (a bug, never undefined behaviour).
 // Thread safety: immutable values, safe to share once built.
 #pragma once
 
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <utility>
 
 namespace gpuscope {
 
-class Status {
+class [[nodiscard]] Status {
  public:
   enum class Code {
     kOk,
@@ -57,32 +62,60 @@ class Status {
   std::optional<int> detail_;
 };
 
+namespace status_internal {
+// Prints "gpuscope: <what>: <status message>" to stderr and aborts. Kept out
+// of line and cold, so each check costs one branch at its call site.
+[[noreturn, gnu::cold, gnu::noinline]] inline void Die(const char* what, const Status& status) {
+  std::fprintf(stderr, "gpuscope: %s: %s\n", what,
+               status.ok() ? "(OK status)" : status.message().c_str());
+  std::abort();
+}
+}  // namespace status_internal
+
 template <typename T>
-class Result {
+class [[nodiscard]] Result {
  public:
-  Result(T value) : value_(std::move(value)) {}          // NOLINT: implicit by design
-  Result(Status status) : status_(std::move(status)) {}  // NOLINT: implicit by design
+  Result(T value) : value_(std::move(value)) {}  // NOLINT: implicit by design
+  // An OK status carries no value: building a Result from one is a bug.
+  Result(Status status) : status_(std::move(status)) {  // NOLINT: implicit by design
+    if (status_.ok()) status_internal::Die("Result built from an OK Status", status_);
+  }
 
   bool ok() const { return value_.has_value(); }
   const Status& status() const { return status_; }
-  T& value() & { return *value_; }
-  const T& value() const& { return *value_; }
-  T&& value() && { return std::move(*value_); }
-  T* operator->() { return &*value_; }
-  const T* operator->() const { return &*value_; }
-  T& operator*() { return *value_; }
-  const T& operator*() const { return *value_; }
+  T& value() & { return Checked(); }
+  const T& value() const& { return Checked(); }
+  T&& value() && { return std::move(Checked()); }
+  T* operator->() { return &Checked(); }
+  const T* operator->() const { return &Checked(); }
+  T& operator*() { return Checked(); }
+  const T& operator*() const { return Checked(); }
 
  private:
+  T& Checked() {
+    if (!value_) status_internal::Die("value() of a failed Result", status_);
+    return *value_;
+  }
+  const T& Checked() const {
+    if (!value_) status_internal::Die("value() of a failed Result", status_);
+    return *value_;
+  }
+
   std::optional<T> value_;
   Status status_;
 };
 
 }  // namespace gpuscope
 
-// Returns early from a function returning Status or Result<T>.
-#define GPUSCOPE_RETURN_IF_ERROR(expr)   \
-  do {                                   \
-    ::gpuscope::Status status_ = (expr); \
-    if (!status_.ok()) return status_;   \
+#define GPUSCOPE_STATUS_CONCAT_INNER_(a, b) a##b
+#define GPUSCOPE_STATUS_CONCAT_(a, b) GPUSCOPE_STATUS_CONCAT_INNER_(a, b)
+
+// Returns early from a function returning Status or Result<T>. The local's
+// name carries the line number, so it shadows no member or outer variable.
+#define GPUSCOPE_RETURN_IF_ERROR(expr) \
+  GPUSCOPE_RETURN_IF_ERROR_IMPL_(GPUSCOPE_STATUS_CONCAT_(gpuscope_status_line_, __LINE__), expr)
+#define GPUSCOPE_RETURN_IF_ERROR_IMPL_(name, expr) \
+  do {                                             \
+    ::gpuscope::Status name = (expr);              \
+    if (!name.ok()) return name;                   \
   } while (0)
