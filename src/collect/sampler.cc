@@ -139,15 +139,21 @@ bool Sampler::EnsureLibrary(double now) {
   return false;
 }
 
+// lifecycle_mu_ is held across the join: Loop() never takes it, and a Start
+// racing a Stop waits for the old loop to end instead of running beside it.
 void Sampler::Start() {
-  std::lock_guard lock(loop_mu_);
+  std::lock_guard lifecycle(lifecycle_mu_);
   if (loop_.joinable()) return;
-  stopping_ = false;
+  {
+    std::lock_guard lock(loop_mu_);
+    stopping_ = false;
+  }
   stop_requested_ = false;
   loop_ = std::thread([this] { Loop(); });
 }
 
 void Sampler::Stop() {
+  std::lock_guard lifecycle(lifecycle_mu_);
   {
     std::lock_guard lock(loop_mu_);
     stopping_ = true;

@@ -142,11 +142,12 @@ class Sampler {
   std::vector<std::function<void(const SnapshotPtr&)>> callbacks_;
   std::shared_ptr<const nvml::Library> published_library_;
 
-  std::mutex loop_mu_;
+  std::mutex lifecycle_mu_;  // Start/Stop, one at a time; guards loop_
+  std::thread loop_;
+  std::mutex loop_mu_;  // the loop's wake-up
   std::condition_variable loop_cv_;
   bool stopping_ = false;
   std::atomic<bool> stop_requested_{false};  // read by a cycle waiting on workers
-  std::thread loop_;
 };
 
 }  // namespace gpuscope::collect
