@@ -219,6 +219,7 @@ Status Server::Start() {
     listener_ = Listener();
     return started;
   }
+  port_.store(listener_.port());
   {
     std::lock_guard watch_lock(watch_mu_);
     stopping_ = false;
@@ -284,6 +285,7 @@ void Server::Stop() {
   // After the daemons: their threads call into these until they stop.
   verifier_.reset();
   head_deadline_.reset();
+  port_.store(0);
 }
 
 uint64_t Server::heads_expired() const {

@@ -118,7 +118,8 @@ class Server {
   // Stops serving and closes the socket; in-flight connections are closed. Idempotent.
   void Stop();
 
-  uint16_t port() const { return listener_.port(); }  // the bound port, after Start()
+  // The bound port after Start(), 0 once stopped; any thread.
+  uint16_t port() const { return port_.load(); }
   bool tls_enabled() const;
   uint64_t reload_count() const { return reloads_.load(); }  // successful TLS (re)starts
   uint64_t heads_expired() const;  // connections cut for missing the head deadline
@@ -140,8 +141,9 @@ class Server {
     Access access = Access::kProtected;
   };
   std::unordered_map<std::string, Route> routes_;
-  Listener listener_;
-  mutable std::mutex control_mu_;                      // Start/Reload/Stop/watcher
+  Listener listener_;              // under control_mu_
+  std::atomic<uint16_t> port_{0};  // listener_'s port, for port() without the lock
+  mutable std::mutex control_mu_;  // Start/Reload/Stop/watcher
   std::atomic<std::shared_ptr<const Config>> config_;  // read per request
   std::unique_ptr<Daemon> daemon_;
   std::atomic<uint64_t> reloads_{0};
