@@ -1,14 +1,16 @@
 # Front for CMake. Two flavours, each built once: build/release and build/asan
-# (AddressSanitizer + UndefinedBehaviorSanitizer).
+# (AddressSanitizer + UndefinedBehaviorSanitizer). A third, build/tsan
+# (ThreadSanitizer), covers the threaded parts: `make test-tsan`.
 JOBS ?= $(shell nproc)
 RELEASE := build/release
 ASAN := build/asan
+TSAN := build/tsan
 CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 # ccache hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all setup build asan run serve test test-release test-asan format format-check bench dist clean
+.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean
 
 all: build
 
@@ -27,6 +29,12 @@ build: $(RELEASE)/CMakeCache.txt
 asan: $(ASAN)/CMakeCache.txt
 	cmake --build $(ASAN) -j $(JOBS)
 
+$(TSAN)/CMakeCache.txt:
+	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_TSAN=ON
+
+tsan: $(TSAN)/CMakeCache.txt
+	cmake --build $(TSAN) -j $(JOBS) --target tsan_checked
+
 # The main job: the GPU status table, on real GPUs when a driver answers,
 # else on a simulated node. Builds only the agent and the simulator.
 run: setup $(RELEASE)/CMakeCache.txt
@@ -41,6 +49,13 @@ test-release: build
 
 test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 scripts/ctest.sh $(ASAN) $(CTEST_FLAGS)
+
+# Unit tests of collect, http, health (events included) and the serve
+# assembly, and the integration tests that start `gpuscope serve`. Any report
+# fails the run (scripts/test-tsan.sh; tests/tsan.supp says why each entry exists).
+TSAN_TESTS ?= ^(collect|http|health|serve)\.|^integration\.test_(serve_|hung_call|missing_driver)
+test-tsan: tsan
+	scripts/test-tsan.sh $(TSAN) '$(TSAN_TESTS)' $(CTEST_FLAGS)
 
 format:
 	clang-format -i $$(git ls-files '*.cc' '*.h')
