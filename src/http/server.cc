@@ -205,6 +205,9 @@ Status Server::Apply(std::shared_ptr<const Config> config, bool force_restart) {
 Status Server::Start() {
   std::lock_guard lock(control_mu_);
   if (daemon_ != nullptr) return Status::Ok();
+  // Creates spdlog's registry before libmicrohttpd's threads log: its lazy
+  // init inside the uninstrumented libspdlog is invisible to ThreadSanitizer.
+  spdlog::default_logger_raw();
   Result<std::shared_ptr<const Config>> config = LoadConfig();
   if (!config.ok()) return config.status();
   RaiseDescriptorLimit(options_.max_connections);
