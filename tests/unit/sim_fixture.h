@@ -76,8 +76,17 @@ inline std::string ReadFile(const std::string& path) {
 class SimControl {
  public:
   SimControl() : path_(TempPath("control")), env_("GPUSCOPE_SIM_CONTROL", path_) {
-    std::ofstream(path_).flush();
+    // A fresh control file, and no acknowledgement left by an earlier process
+    // that had the same pid: a stale one would make Send return at once.
+    std::ofstream(path_, std::ios::trunc).flush();
+    std::filesystem::remove(path_ + ".ack");
   }
+  ~SimControl() {
+    std::filesystem::remove(path_);
+    std::filesystem::remove(path_ + ".ack");
+  }
+  SimControl(const SimControl&) = delete;
+  SimControl& operator=(const SimControl&) = delete;
   const std::string& path() const { return path_; }
 
   // Appends a command and returns once the sim has applied it (a test
