@@ -158,6 +158,16 @@ class SoftChecks:
         return 0
 
 
+def wait_until(predicate, what, timeout=10):
+    """Polls predicate() every 0.1 s until it holds; AssertionError after timeout s."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting for " + what)
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

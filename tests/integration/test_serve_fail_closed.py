@@ -27,7 +27,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, run  # noqa: E402
+from gpuscope_testlib import Serve, check, run, wait_until  # noqa: E402
 
 SIM = ["serve", "--simulate", "training-8xh100", "-a", "127.0.0.1:0"]
 
@@ -94,14 +94,6 @@ def curl(url, *extra):
         return 0
 
 
-def wait_for(predicate, what, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
-
 
 def replace_with(path, kind):
     """Swaps the file at path for a directory or an empty file."""
@@ -129,14 +121,14 @@ def test_reload(d):
                "-f", counters], scheme="https")
     try:
         https, http = "https://127.0.0.1:%d/metrics" % s.port, "http://127.0.0.1:%d/metrics" % s.port
-        wait_for(lambda: curl(https, "-u", "u:p") == 200, "the first scrape")
+        wait_until(lambda: curl(https, "-u", "u:p") == 200, "the first scrape")
         errors = 0
         for kind in ("directory", "empty", "directory"):
             replace_with(web, kind)
             replace_with(counters, kind)
             s.proc.send_signal(signal.SIGHUP)
             errors += 2
-            wait_for(lambda: s.output().count("reload: keeping the previous") >= errors,
+            wait_until(lambda: s.output().count("reload: keeping the previous") >= errors,
                      "two reload errors in the log after the %s swap" % kind)
             check(curl(https, "-u", "u:p") == 200, "%s: HTTPS with credentials" % kind)
             check(curl(https) == 401, "%s: HTTPS without credentials must stay 401" % kind)

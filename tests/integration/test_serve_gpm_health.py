@@ -26,7 +26,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check, wait_until  # noqa: E402
 
 GPM_FIELDS = ["GR_ENGINE_ACTIVE", "SM_ACTIVE", "SM_OCCUPANCY", "PIPE_TENSOR_ACTIVE",
               "PIPE_TENSOR_HMMA_ACTIVE", "DRAM_ACTIVE", "PIPE_FP64_ACTIVE", "PIPE_FP32_ACTIVE",
@@ -45,14 +45,6 @@ def gpus_per_family(text):
     return out
 
 
-def wait_for(predicate, what, timeout=20):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
-
 
 def test_gpm_never_flickers(d):
     counters = os.path.join(d, "gpm.csv")
@@ -64,8 +56,8 @@ def test_gpm_never_flickers(d):
         s.wait_healthy()
         wanted = ["DCGM_FI_PROF_" + f for f in GPM_FIELDS] + NATIVE_GPM
         all_gpus = {str(g) for g in range(8)}
-        wait_for(lambda: all(gpus_per_family(s.get("/metrics")[2]).get(n) == all_gpus
-                             for n in wanted), "every GPM family on every GPU")
+        wait_until(lambda: all(gpus_per_family(s.get("/metrics")[2]).get(n) == all_gpus
+                             for n in wanted), "every GPM family on every GPU", timeout=20)
         missing = []
         sequences = set()
         for i in range(SCRAPES):
@@ -94,7 +86,8 @@ def test_all_gpus_hung(d):
         check(s.get("/ready")[:3:2] == (200, "ready\n"), "ready: %s" % (s.get("/ready"),))
         with open(control, "a") as f:
             f.write("inject all hang nvmlDeviceGetPowerUsage 5\n")
-        wait_for(lambda: s.get("/health")[0] == 503, "/health 503 with every GPU hung")
+        wait_until(lambda: s.get("/health")[0] == 503, "/health 503 with every GPU hung",
+                   timeout=20)
         status, _, body = s.get("/health")
         check("no GPU has fresh data: 8 stale" in body, "/health reason: %r" % body)
         status, _, body = s.get("/ready")
@@ -102,7 +95,7 @@ def test_all_gpus_hung(d):
         check(s.get("/metrics")[0] == 200, "/metrics must keep answering")
         with open(control, "a") as f:
             f.write("clear all hang\n")
-        wait_for(lambda: s.get("/health")[0] == 200, "/health 200 after the hang", timeout=20)
+        wait_until(lambda: s.get("/health")[0] == 200, "/health 200 after the hang", timeout=20)
         check(s.get("/ready")[0] == 200, "/ready after the hang")
         print("hung: /health and /ready 503 while all 8 GPUs hung, 200 after")
 
@@ -114,7 +107,7 @@ def test_ready_without_credentials(d):
     with open(web, "w") as f:
         f.write("basic_auth_users:\n  u: '%s'\n" % hashed)
     with Serve(["--simulate", "training-8xh100", "-c", "200", "--web-config-file", web]) as s:
-        wait_for(lambda: s.get("/ready")[0] == 200, "/ready without credentials")
+        wait_until(lambda: s.get("/ready")[0] == 200, "/ready without credentials", timeout=20)
         status, _, body = s.get("/ready")
         check(body == "ready\n", "/ready says more than ready: %r" % body)
         check(s.get("/health")[0] == 401, "/health must want credentials")

@@ -16,20 +16,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, need_shared_data, run_script  # noqa: E402
+from gpuscope_testlib import (Serve, check, need_shared_data, run_script,  # noqa: E402
+                              wait_until)
 
 
 def families(text):
     return {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE ")}
 
-
-def wait_until(predicate, what, timeout=10):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting for " + what)
 
 
 def metrics(s):
