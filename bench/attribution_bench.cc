@@ -121,17 +121,8 @@ void BM_RenderAttributed(benchmark::State& state) {
           {"team-a", "trainer-7d9f8c6b4-x2kq" + std::to_string(p), "main", "", "trainer"});
     }
   }
-  prom::RenderOptions options;
-  options.counters = AllCounters();
   snapshot->attribution = attribution;
-  prom::Renderer renderer(options);
-  std::size_t bytes = 0;
-  for (auto _ : state) {
-    prom::Bodies bodies = renderer.Render(*snapshot);
-    bytes = bodies.text->size();
-    benchmark::DoNotOptimize(bodies);
-  }
-  state.counters["body_bytes"] = static_cast<double>(bytes);
+  RenderBothBodies(state, *snapshot);
 }
 BENCHMARK(BM_RenderAttributed)->Arg(8)->Unit(benchmark::kMicrosecond);
 

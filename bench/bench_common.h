@@ -9,6 +9,7 @@
 // Thread safety: none; benchmark set-up runs on one thread.
 #pragma once
 
+#include <benchmark/benchmark.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +21,7 @@
 
 #include "collect/sampler.h"
 #include "export/counters.h"
+#include "export/render.h"
 #include "gpuscope/catalog.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/window.h"
@@ -91,6 +93,22 @@ inline SnapshotPtr NodeSnapshot(int gpus) {
   SnapshotPtr snapshot = node.sampler().SampleOnce(true);
   cache[gpus] = snapshot;
   return snapshot;
+}
+
+// Renders both bodies of `snapshot` with every counter on, once per benchmark
+// iteration (what a cycle renders); sets body_bytes and returns it.
+inline std::size_t RenderBothBodies(benchmark::State& state, const Snapshot& snapshot) {
+  prom::RenderOptions options;
+  options.counters = AllCounters();
+  prom::Renderer renderer(options);
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    prom::Bodies bodies = renderer.Render(snapshot);
+    bytes = bodies.text->size();
+    benchmark::DoNotOptimize(bodies);
+  }
+  state.counters["body_bytes"] = static_cast<double>(bytes);
+  return bytes;
 }
 
 // A window filled with `points` per GPU, one per second, ending at the

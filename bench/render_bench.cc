@@ -24,14 +24,7 @@ prom::RenderOptions AllOn() {
 // Both bodies (0.0.4 and OpenMetrics) in one pass: what a cycle renders.
 void BM_Render(benchmark::State& state) {
   SnapshotPtr snapshot = NodeSnapshot(static_cast<int>(state.range(0)));
-  prom::Renderer renderer(AllOn());
-  std::size_t bytes = 0;
-  for (auto _ : state) {
-    prom::Bodies bodies = renderer.Render(*snapshot);
-    bytes = bodies.text->size();
-    benchmark::DoNotOptimize(bodies);
-  }
-  state.counters["body_bytes"] = static_cast<double>(bytes);
+  const std::size_t bytes = RenderBothBodies(state, *snapshot);
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * bytes));
 }
 BENCHMARK(BM_Render)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
