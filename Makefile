@@ -10,7 +10,7 @@ CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
 
-.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean
+.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean screenshot
 
 all: build
 
@@ -69,6 +69,11 @@ bench: setup build
 
 clean:
 	rm -rf build
+
+# The README's picture of the web page (docs/api.md), from the simulator.
+screenshot: $(RELEASE)/CMakeCache.txt
+	cmake --build $(RELEASE) -j $(JOBS) --target gpuscope nvidia-ml-sim sim_scenarios
+	python3 scripts/screenshot.py $(RELEASE) docs/images/web-page.png
 
 # Fuzzing (issue 15): libFuzzer targets built with clang in build/fuzz.
 # `make fuzz` runs each target FUZZ_SECONDS (default 20, what `make test`

@@ -20,18 +20,31 @@ packages=(
 # Debian's kubernetes-client (kubectl 1.20, kustomize built in), unless some
 # kubectl is already installed (a second package would clash on its path).
 command -v kubectl >/dev/null 2>&1 || packages+=(kubernetes-client)
+# The web page (web/): Debian's nodejs and npm for its npm packages, unless a
+# node with npm is already installed; chromium for the page tests.
+packages+=(chromium)
+command -v npm >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  # Debian's server packages try to start their services; tests start their own.
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
-echo "setup: installing ${missing[*]}"
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-# Debian's server packages try to start their services; tests start their own.
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+
+# The web page's npm packages, from web/package-lock.json into the git-ignored
+# web/node_modules: uPlot (embedded into the binary at build time) and
+# puppeteer-core (the page tests). Again when the lock file changed.
+web="$(cd "$(dirname "$0")/.." && pwd)/web"
+if [ ! -f "$web/node_modules/.package-lock.json" ] ||
+   [ "$web/package-lock.json" -nt "$web/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in web/"
+  (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+fi

@@ -44,7 +44,7 @@ std::optional<double> FrozenTime(bool simulated) {
 // What serve was configured with, and the assembly it runs.
 struct Service {
   ServeConfig config;
-  std::string source;  // for logs and the index page
+  std::string source;  // for logs and the web page
   bool simulated = false;
   std::unique_ptr<serve::Agent> agent;
 };

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "serve/endpoints.h"
+#include "serve/web_endpoints.h"
 
 namespace gpuscope::serve {
 namespace {
@@ -70,9 +71,10 @@ Status Agent::Start() {
   if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
   Poll();
   SnapshotPtr first = sampler_->SampleOnce();
-  RegisterEndpoints(*server_, *exporter_,
-                    {GPUSCOPE_VERSION, options_.source, first->gpus.size(),
-                     MetricSetName(options_.render.metrics)});
+  RegisterEndpoints(*server_, *exporter_);
+  RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
+                       {GPUSCOPE_VERSION, options_.source, MetricSetName(options_.render.metrics),
+                        options_.sampler.fast_interval_s, options_.sampler.window_span_s});
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   sampler_->Start();
   spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",

@@ -46,7 +46,7 @@ struct AgentOptions {
   std::string hostname;       // replaces the snapshot's host name when not empty
   double stale_after_s = 3;   // /health turns 503 past this cycle age
   double xid_window_s = 300;  // the event thread's XID window
-  std::string source;         // what is watched, for logs and the index page
+  std::string source;         // what is watched, for logs and the web page
   // Pod and job labels (attribution/service.h): the kubelet with -k, the
   // mapping directory when given, Slurm cgroups always.
   attribution::ServiceOptions attribution;

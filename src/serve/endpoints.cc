@@ -59,40 +59,7 @@ prom::Format ChooseFormat(std::string_view accept) {
   return openmetrics > 0 && openmetrics >= text ? prom::Format::kOpenMetrics : prom::Format::kText;
 }
 
-std::string IndexPage(const IndexInfo& info) {
-  std::string source;
-  for (char c : info.source) {  // the only text from outside: escape it
-    switch (c) {
-      case '<':
-        source += "&lt;";
-        break;
-      case '>':
-        source += "&gt;";
-        break;
-      case '&':
-        source += "&amp;";
-        break;
-      case '"':
-        source += "&quot;";
-        break;
-      default:
-        source += c;
-    }
-  }
-  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>gpuscope</title></head>\n"
-         "<body>\n<h1>gpuscope " +
-         info.version + "</h1>\n<p>GPU metrics from " + source + ", " + std::to_string(info.gpus) +
-         " devices, metrics set " + info.metrics +
-         ".</p>\n<ul>\n"
-         "<li><a href=\"/metrics\">/metrics</a>: Prometheus metrics (dcgm-exporter names and "
-         "gpuscope_*)</li>\n"
-         "<li><a href=\"/health\">/health</a>: 200 while at least one GPU has fresh data, 503 "
-         "with the reason otherwise</li>\n"
-         "<li><a href=\"/ready\">/ready</a>: the same verdict without the reason and without "
-         "authentication, for probes</li>\n</ul>\n</body></html>\n";
-}
-
-void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info) {
+void RegisterEndpoints(http::Server& server, Exporter& exporter) {
   server.Handle("/metrics", [&exporter](const http::Request& request) {
     std::shared_ptr<const prom::Bodies> bodies = exporter.Bodies();
     if (!bodies) return http::Response::Text(503, "no sampling cycle has completed yet\n");
@@ -120,13 +87,6 @@ void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info)
         return http::Response::Text(ok ? 200 : 503, ok ? "ready\n" : "not ready\n");
       },
       http::Server::Access::kPublic);
-  auto page = std::make_shared<const std::string>(IndexPage(info));
-  server.Handle("/", [page](const http::Request&) {
-    http::Response response;
-    response.content_type = "text/html; charset=utf-8";
-    response.body = page;
-    return response;
-  });
 }
 
 }  // namespace gpuscope::serve

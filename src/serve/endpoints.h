@@ -4,10 +4,11 @@
 //             before the first sampling cycle. Never calls NVML.
 //   /health   200 "OK" while sampling is fresh, 503 with the reason otherwise
 //             (NVML down, last cycle too old, every GPU lost).
-//   /         an HTML index with links and what is being watched.
+//   /ready    the same verdict without the reason and without basic auth.
+// The web page (/) and its API: web_endpoints.h.
 //
 // Thread safety: the handlers run on server threads concurrently; they only
-// read the Exporter (thread-safe) and the immutable IndexInfo.
+// read the Exporter (thread-safe).
 #pragma once
 
 #include <string>
@@ -24,16 +25,7 @@ namespace gpuscope::serve {
 // */*; text otherwise (also for an empty or malformed header).
 prom::Format ChooseFormat(std::string_view accept);
 
-struct IndexInfo {
-  std::string version;
-  std::string source;    // "simulator (scenario training-8xh100)" or the library path
-  std::size_t gpus = 0;  // GPUs and MIG instances at start
-  std::string metrics;   // "both", "dcgm", "native"
-};
-
-std::string IndexPage(const IndexInfo& info);
-
-// Registers /metrics, /health and / on `server` (before Start).
-void RegisterEndpoints(http::Server& server, Exporter& exporter, IndexInfo info);
+// Registers /metrics, /health and /ready on `server` (before Start).
+void RegisterEndpoints(http::Server& server, Exporter& exporter);
 
 }  // namespace gpuscope::serve

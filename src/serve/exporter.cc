@@ -101,7 +101,7 @@ struct Exporter::State {
   AttributionSource attribution;
   std::shared_ptr<const Snapshot> snapshot;       // with events applied and host name set
   std::optional<health::EventState> event_state;  // with an event source: its last state
-  health::HealthReport report;
+  std::shared_ptr<const health::HealthReport> report;
 
   explicit State(ExporterOptions o)
       : options(std::move(o)),
@@ -124,11 +124,17 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
   if (s.attribution) snapshot->attribution = s.attribution();
   const health::EventState events = s.events ? s.events() : health::EventState{};
   if (s.events) s.event_state = events;
-  s.report = JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health);
+  s.report = std::make_shared<const health::HealthReport>(
+      JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health));
   s.monitor.Update(*snapshot, window);
   s.snapshot = std::move(snapshot);
   bodies_.store(RenderLocked());
   last_.store(s.snapshot);
+  report_.store(s.report);
+}
+
+std::vector<analysis::GpuDiagnosis> Exporter::LatestDiagnoses() const {
+  return state_->monitor.Latest();  // the monitor has its own lock
 }
 
 std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
@@ -137,7 +143,7 @@ std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
                                                  s.event_state ? &*s.event_state : nullptr);
   const Attribution* attribution = s.snapshot->attribution.get();
   if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
-  for (auto& family : health::ToFamilies(s.report, s.options.health_families)) {
+  for (auto& family : health::ToFamilies(*s.report, s.options.health_families)) {
     extra.push_back(std::move(family));
   }
   for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));

@@ -87,6 +87,13 @@ class Exporter {
   void CountScrape() { scrapes_.fetch_add(1, std::memory_order_relaxed); }
   uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
 
+  // The latest published snapshot (host name and attribution applied), the
+  // health report and the diagnoses of that cycle, for the web API (web/api.h);
+  // null / empty before the first cycle.
+  SnapshotPtr Latest() const { return last_.load(); }
+  std::shared_ptr<const health::HealthReport> LatestHealth() const { return report_.load(); }
+  std::vector<analysis::GpuDiagnosis> LatestDiagnoses() const;
+
   // /health's verdict now: NVML up, a fresh cycle, and fresh data for at least
   // one GPU (GpuFreshness).
   HealthVerdict Health() const;
@@ -108,6 +115,7 @@ class Exporter {
   std::unique_ptr<State> state_;
   std::atomic<std::shared_ptr<const prom::Bodies>> bodies_;
   std::atomic<std::shared_ptr<const Snapshot>> last_;  // for Health()
+  std::atomic<std::shared_ptr<const health::HealthReport>> report_;
   std::atomic<uint64_t> scrapes_{0};
   const double stale_after_s_;
 };

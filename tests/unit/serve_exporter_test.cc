@@ -219,12 +219,5 @@ TEST(ServeHttp, ChooseFormat) {
   EXPECT_EQ(ChooseFormat("Application/OpenMetrics-Text; q=0.9, */*;q=0.8"), Format::kOpenMetrics);
 }
 
-TEST(ServeHttp, IndexPageLinksAndEscapes) {
-  std::string page = IndexPage({"0.1.0", "NVML /opt/<lib>.so", 8, "both"});
-  EXPECT_TRUE(Contains(page, "<a href=\"/metrics\">"));
-  EXPECT_TRUE(Contains(page, "<a href=\"/health\">"));
-  EXPECT_TRUE(Contains(page, "NVML /opt/&lt;lib&gt;.so, 8 devices"));
-}
-
 }  // namespace
 }  // namespace gpuscope::serve

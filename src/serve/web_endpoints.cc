@@ -1,0 +1,99 @@
+#include "serve/web_endpoints.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "web/assets.h"
+#include "web/params.h"
+
+namespace gpuscope::serve {
+namespace {
+
+http::Response Json(int status, std::string body) {
+  http::Response response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = std::make_shared<const std::string>(std::move(body));
+  response.headers.emplace_back("Cache-Control", "no-store");
+  return response;
+}
+
+http::Response Error(const Status& status) {
+  const int code = status.code() == Status::Code::kUnavailable ? 503 : 400;
+  return http::Response::Text(code, status.message() + "\n");
+}
+
+// The published cycle, or nullopt before the first one.
+std::optional<web::View> CurrentView(const Exporter& exporter) {
+  web::View view;
+  view.snapshot = exporter.Latest();
+  if (!view.snapshot) return std::nullopt;
+  view.health = exporter.LatestHealth();
+  view.diagnoses = exporter.LatestDiagnoses();
+  return view;
+}
+
+http::Response NotYet() {
+  return http::Response::Text(503, "no sampling cycle has completed yet\n");
+}
+
+// An embedded asset; the page asks for them with ?v=<asset version>, so they
+// may be cached for long. The page itself is revalidated every time.
+void HandleAsset(http::Server& server, std::string path, const web::Asset& asset) {
+  const bool page = asset.path.ends_with(".html");
+  auto body = std::make_shared<const std::string>(asset.data);  // one copy, shared by responses
+  server.Handle(std::move(path), [&asset, page, body](const http::Request&) {
+    http::Response response;
+    response.content_type = std::string(asset.content_type);
+    response.body = body;
+    response.headers.emplace_back("Cache-Control", page ? "no-cache" : "max-age=86400");
+    response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    return response;
+  });
+}
+
+}  // namespace
+
+void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const Window& window,
+                          web::AgentInfo agent) {
+  for (const web::Asset& asset : web::kAssets) {
+    if (asset.path == "/ui/index.html") {
+      HandleAsset(server, "/", asset);
+      HandleAsset(server, "/ui", asset);
+      HandleAsset(server, "/ui/", asset);
+    }
+    HandleAsset(server, std::string(asset.path), asset);
+  }
+  auto info = std::make_shared<const web::AgentInfo>(std::move(agent));
+  server.Handle("/api/v1/gpus", [&exporter, info](const http::Request& request) {
+    Status params = web::CheckParameters(request, {});
+    if (!params.ok()) return Error(params);
+    std::optional<web::View> view = CurrentView(exporter);
+    return view ? Json(200, web::GpusJson(*view, *info)) : NotYet();
+  });
+  server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
+    SnapshotPtr snapshot = exporter.Latest();
+    if (!snapshot) return NotYet();
+    Result<web::WindowQuery> query = web::ParseWindowQuery(request, *snapshot);
+    if (!query.ok()) return Error(query.status());
+    return Json(200, web::WindowJson(window, *snapshot, *query, *info));
+  });
+  server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
+    std::optional<web::View> view = CurrentView(exporter);
+    if (!view) return NotYet();
+    Result<std::string> body = web::HealthBody(request, *view);
+    return body.ok() ? Json(200, std::move(*body)) : Error(body.status());
+  });
+  server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
+    std::optional<web::View> view = CurrentView(exporter);
+    if (!view) return NotYet();
+    bool text = false;
+    Result<std::string> body = web::DiagnosisBody(request, *view, &text);
+    if (!body.ok()) return Error(body.status());
+    if (text) return http::Response::Text(200, std::move(*body));
+    return Json(200, std::move(*body));
+  });
+}
+
+}  // namespace gpuscope::serve
