@@ -499,6 +499,84 @@ def tenants():
                      "lives on its own dashboard.", ["efficiency", "tenants"], panels)
 
 
+def row(title):
+    """A row header; the panels after it, up to the next row, belong to it."""
+    return {"type": "row", "title": title, "collapsed": False, "panels": [], "w": 24, "h": 1}
+
+
+# Per-workload baselines (deploy/prometheus/rules/gpu-baselines.yml, docs/baselines.md).
+BK = 'namespace=~"$namespace",workload=~"$workload",model=~"$model"'
+BWHO = "{{namespace}}/{{workload}} {{hpc_job}} {{model}}"
+
+
+def band(title, signal, unit, desc, lo=None, hi=None):
+    """The current 5-minute value of each workload against its p5-p95 band."""
+    sel = 'signal="%s",%s' % (signal, BK)
+    p = timeseries(title, [
+        ("gpuscope:workload_signal:avg5m{%s}" % sel, BWHO + " current"),
+        ("last_over_time(gpuscope:workload_signal:p5_14d{%s}[2h])" % sel, BWHO + " p5"),
+        ("last_over_time(gpuscope:workload_signal:p95_14d{%s}[2h])" % sel, BWHO + " p95"),
+    ], unit, desc + " Dashed: the 14-day p5 and p95 of the workload on that GPU model.",
+        lo=lo, hi=hi)
+    p["fieldConfig"]["overrides"] = [{
+        "matcher": {"id": "byRegexp", "options": ".* p(5|95)$"},
+        "properties": [{"id": "custom.lineStyle", "value": {"fill": "dash", "dash": [6, 4]}},
+                       {"id": "custom.fillOpacity", "value": 0}]}]
+    return p
+
+
+def baselines():
+    warm = "last_over_time(gpuscope:workload_baseline:warming_up_14d{%s}[2h])" % BK
+    panels = [
+        row("Baselines"),
+        stat("Baselines warming up", 'count(%s == 1) or vector(0)' % warm,
+             desc="Workload keys (namespace, workload, job, GPU model) with under 7 days of "
+                  "history: no baseline alert fires for them yet.",
+             thresholds=[(1, "blue")]),
+        stat("Baseline alerts firing",
+             'count(ALERTS{alertstate="firing",alertname=~"GpuWorkload.*Baseline"}) or vector(0)',
+             thresholds=[(1, "orange")]),
+        table("History per workload and model", [
+            ("max by (namespace, workload, hpc_job, model) (last_over_time("
+             "gpuscope:workload_baseline:history_days_14d{%s}[2h]))" % BK, "")], "d",
+              "Days of 5-minute aggregates in the 14-day window; under 7: warming up.", w=16),
+        row("Efficiency"),
+        band("SM activity (utilization without GPM)", "sm_active", "percentunit",
+             "Falling below the band alerts (GpuWorkloadSmActivityBelowBaseline).", 0, 1),
+        band("Tensor activity", "tensor_active", "percentunit", "GPM GPUs only.", 0, 1),
+        band("DRAM activity", "dram_active", "percentunit", "", 0, 1),
+        band("Memory used", "memory_used_ratio", "percentunit", "Fraction of the framebuffer.",
+             0, 1),
+        band("Power", "power_watts", "watt", "From the energy counters.", 0),
+        band("Idle share", "idle_ratio", "percentunit",
+             "Rising above the band alerts (GpuWorkloadIdleAboveBaseline).", 0, 1),
+        row("Health"),
+        band("GPU temperature", "temperature_celsius", "celsius",
+             "Rising above the band alerts (GpuWorkloadTemperatureAboveBaseline), even far "
+             "below the fixed thresholds."),
+        band("Throttle share (power and thermal reasons)", "throttle_ratio", "percentunit",
+             "Rising above the band alerts (GpuWorkloadThrottleAboveBaseline).", 0, 1),
+    ]
+    d = dashboard("gpuscope-baselines", "gpuscope / Baselines",
+                  "Each workload on each GPU model against its own 14-day band "
+                  "(docs/baselines.md). Efficiency and health on separate rows.",
+                  ["baselines"], panels)
+
+    def var(name, label, query):
+        return {"name": name, "label": label, "type": "query", "datasource": DS,
+                "query": {"query": query, "refId": name}, "definition": query,
+                "refresh": 2, "sort": 1, "multi": True, "includeAll": True, "allValue": ".*",
+                "current": {"selected": True, "text": ["All"], "value": ["$__all"]}}
+    d["templating"]["list"] += [
+        var("namespace", "Namespace",
+            "label_values(gpuscope:workload_signal:avg5m, namespace)"),
+        var("workload", "Workload",
+            'label_values(gpuscope:workload_signal:avg5m{namespace=~"$namespace"}, workload)'),
+        var("model", "GPU model", "label_values(gpuscope:workload_signal:avg5m, model)"),
+    ]
+    return d
+
+
 DASHBOARDS = {
     "fleet-overview.json": fleet,
     "gpu-health.json": health,
@@ -506,6 +584,7 @@ DASHBOARDS = {
     "training.json": training,
     "inference.json": inference,
     "tenants.json": tenants,
+    "baselines.json": baselines,
 }
 
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/baseline_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/docs_command.h"
 #include "cli/health_command.h"
@@ -32,6 +33,7 @@ constexpr Command kCommands[] = {
   {"health",   "Health checks: XID, ECC, remapped rows, PCIe, NVLink.",       RunHealth},
   {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
   {"top",      "Live per-GPU and per-process view.",                          RunTop},
+  {"baseline", "Per-workload baselines from Prometheus; `baseline rules`.",  RunBaseline},
   {"docs",    "Generated reference: docs metrics|configuration (Markdown).",  RunDocs},
   {"version", "Version and build information.",                                 RunVersion},
   {"help",    "This list.",                                                     RunHelp},

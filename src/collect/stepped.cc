@@ -19,7 +19,10 @@ Result<SteppedRun> SampleSteps(const SteppedOptions& options) {
   so.fast_interval_s = options.step_seconds;
   so.slow_interval_s = std::max(10.0, options.step_seconds);
   so.pcie_interval_s = std::max(options.step_seconds, 1.0);
-  so.window_span_s = options.end_seconds - options.start_seconds + options.step_seconds;
+  so.devices = options.devices;
+  so.window_span_s = options.window_span_s > 0
+                         ? options.window_span_s
+                         : options.end_seconds - options.start_seconds + options.step_seconds;
   LibraryOpener opener = [path = options.nvml_path, set_time,
                           now]() -> Result<std::unique_ptr<nvml::Library>> {
     auto lib = nvml::Library::Open(path);
@@ -41,6 +44,7 @@ Result<SteppedRun> SampleSteps(const SteppedOptions& options) {
     *now = t;
     (*set_time)(t);
     run.snapshot = run.sampler->SampleOnce(t == options.start_seconds);
+    if (options.on_step) options.on_step(run.snapshot);
   }
   return run;
 }

@@ -10,10 +10,12 @@
 // process-wide).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "collect/sampler.h"
+#include "collect/selection.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
 
@@ -24,6 +26,12 @@ struct SteppedOptions {
   double start_seconds = 0;  // first scenario second sampled
   double end_seconds = 300;  // last scenario second sampled
   double step_seconds = 1;   // one sampler cycle per step (the fast interval)
+  // The trailing window kept; 0: the whole run (long runs that only stream
+  // each step's snapshot keep a short one).
+  double window_span_s = 0;
+  DeviceSelection devices;  // default: every GPU (the simulator advances only those read)
+  // Called with each step's snapshot (a generator streaming history).
+  std::function<void(const SnapshotPtr&)> on_step;
 };
 
 struct SteppedRun {

@@ -42,6 +42,7 @@ DASHBOARDS = os.path.join(DEPLOY, "grafana", "dashboards")
 GRAFANA_VARS = {
     "$__rate_interval": "1m", "$__interval": "15s", "$__range": "1h", "$__range_s": "3600",
     "$instance": ".*", "$gpu": ".*", "$training_job": ".*",
+    "$namespace": ".*", "$workload": ".*", "$model": ".*",
 }
 
 
@@ -331,7 +332,7 @@ class Grafana(unittest.TestCase):
         dashes = self.load()
         self.assertEqual(set(dashes), {"fleet-overview.json", "gpu-health.json",
                                        "gpu-efficiency.json", "training.json", "inference.json",
-                                       "tenants.json"})
+                                       "tenants.json", "baselines.json"})
         uids = set()
         for name, d in dashes.items():
             with self.subTest(dashboard=name):
@@ -343,6 +344,8 @@ class Grafana(unittest.TestCase):
                 ids = [p["id"] for p in panels_of(d)]
                 self.assertEqual(len(ids), len(set(ids)))
                 for p in panels_of(d):
+                    if p["type"] == "row":
+                        continue
                     self.assertTrue(p["targets"], p["title"])
                     for t in p["targets"]:
                         self.assertTrue(t["expr"].strip())
@@ -358,6 +361,21 @@ class Grafana(unittest.TestCase):
             for p in panels_of(dashes[name]):
                 for t in p["targets"]:
                     self.assertNotRegex(t["expr"], forbidden, f"{name}: {p['title']}")
+
+    def test_baselines_rows_keep_health_and_efficiency_apart(self):
+        # The baselines dashboard has both, each on its own row.
+        section, seen = None, set()
+        for p in self.load()["baselines.json"]["panels"]:
+            if p["type"] == "row":
+                section = p["title"]
+                continue
+            seen.add(section)
+            forbidden = {"Efficiency": HEALTH_ONLY, "Health": EFFICIENCY_ONLY}.get(section)
+            for t in p["targets"]:
+                self.assertRegex(t["expr"], r"gpuscope:workload_|ALERTS")
+                if forbidden:
+                    self.assertNotRegex(t["expr"], forbidden, p["title"])
+        self.assertEqual(seen, {"Baselines", "Efficiency", "Health"})
 
     def test_inference_convention(self):
         exprs = " ".join(t["expr"] for p in panels_of(self.load()["inference.json"])

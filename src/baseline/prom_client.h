@@ -1,0 +1,48 @@
+// A small Prometheus HTTP API client (libcurl): instant queries against
+// /api/v1/query, over http or https, with the CLI's TLS and basic-auth
+// options. TLS verification is always on (a private CA goes in --ca-file);
+// a password comes from a file, never from the command line.
+//
+// Thread safety: one PromClient per thread.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuscope/status.h"
+
+namespace gpuscope::baseline {
+
+struct ClientOptions {
+  std::string url;                  // http(s)://host:port[/prefix]
+  std::string ca_file;              // PEM CA bundle to verify the server
+  std::string cert_file, key_file;  // client certificate (mTLS)
+  std::string username;             // basic auth
+  std::string password_file;        // its password (first line), required with username
+  double timeout_seconds = 30;
+};
+
+struct Sample {
+  std::map<std::string, std::string> labels;
+  double value = 0;
+};
+
+class PromClient {
+ public:
+  // Checks the options (URL scheme, files readable). Errors name the option.
+  static Result<PromClient> Create(ClientOptions options);
+
+  // An instant query; the vector result's samples.
+  Result<std::vector<Sample>> Query(const std::string& promql) const;
+
+ private:
+  explicit PromClient(ClientOptions options, std::string password);
+  ClientOptions options_;
+  std::string password_;
+};
+
+// Parses a /api/v1/query answer (vector result). Errors carry Prometheus's.
+Result<std::vector<Sample>> ParseQueryResponse(const std::string& body);
+
+}  // namespace gpuscope::baseline
