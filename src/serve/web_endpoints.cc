@@ -25,12 +25,13 @@ http::Response Error(const Status& status) {
 }
 
 // The published cycle, or nullopt before the first one.
-std::optional<web::View> CurrentView(const Exporter& exporter) {
+std::optional<web::View> CurrentView(const Exporter& exporter, const KpiSource& kpis) {
   web::View view;
   view.snapshot = exporter.Latest();
   if (!view.snapshot) return std::nullopt;
   view.health = exporter.LatestHealth();
   view.diagnoses = exporter.LatestDiagnoses();
+  if (kpis) view.kpis = kpis();
   return view;
 }
 
@@ -56,7 +57,7 @@ void HandleAsset(http::Server& server, std::string path, const web::Asset& asset
 }  // namespace
 
 void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const Window& window,
-                          web::AgentInfo agent) {
+                          web::AgentInfo agent, KpiSource kpis) {
   for (const web::Asset& asset : web::kAssets) {
     if (asset.path == "/ui/index.html") {
       HandleAsset(server, "/", asset);
@@ -66,10 +67,10 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     HandleAsset(server, std::string(asset.path), asset);
   }
   auto info = std::make_shared<const web::AgentInfo>(std::move(agent));
-  server.Handle("/api/v1/gpus", [&exporter, info](const http::Request& request) {
+  server.Handle("/api/v1/gpus", [&exporter, info, kpis](const http::Request& request) {
     Status params = web::CheckParameters(request, {});
     if (!params.ok()) return Error(params);
-    std::optional<web::View> view = CurrentView(exporter);
+    std::optional<web::View> view = CurrentView(exporter, kpis);
     return view ? Json(200, web::GpusJson(*view, *info)) : NotYet();
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
@@ -80,13 +81,13 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     return Json(200, web::WindowJson(window, *snapshot, *query, *info));
   });
   server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter);
+    std::optional<web::View> view = CurrentView(exporter, nullptr);
     if (!view) return NotYet();
     Result<std::string> body = web::HealthBody(request, *view);
     return body.ok() ? Json(200, std::move(*body)) : Error(body.status());
   });
   server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter);
+    std::optional<web::View> view = CurrentView(exporter, nullptr);
     if (!view) return NotYet();
     bool text = false;
     Result<std::string> body = web::DiagnosisBody(request, *view, &text);

@@ -109,9 +109,15 @@ json Device(const View& view, std::size_t slot) {
     if (g.slot == slot) diagnosis = &g;
   }
   AddBottleneck(diagnosis, d);
-  // Application KPIs (step time, latency) attributed to this device: filled
-  // once the OTLP receiver lands (issue 16); an empty list until then.
   d["kpis"] = json::array();
+  for (const KpiReading& k : view.kpis) {
+    if (k.slot != slot) continue;
+    d["kpis"].push_back({{"kpi", k.kpi},
+                         {"family", k.family},
+                         {"workload", k.workload},
+                         {"count", k.count},
+                         {"sum", k.sum}});
+  }
   return d;
 }
 

@@ -42,11 +42,24 @@ struct AgentInfo {
   double window_seconds = 600;
 };
 
+// One application KPI of one device: the totals of a histogram (count and sum
+// since the sender started; counters have count 0) that the application sent
+// over OTLP, attributed to the device's slot. The page turns successive totals
+// into per-interval means (step time, request latency).
+struct KpiReading {
+  std::size_t slot = 0;  // position in Snapshot::gpus
+  std::string kpi;       // "step_duration", "request_duration", ...
+  std::string family;    // the Prometheus family it is exported as
+  std::string workload;
+  double count = 0, sum = 0;
+};
+
 // What one request reads: one cycle's published state.
 struct View {
   SnapshotPtr snapshot;                                // never null
   std::shared_ptr<const health::HealthReport> health;  // null before the first cycle
   std::vector<analysis::GpuDiagnosis> diagnoses;       // may be empty (too early)
+  std::vector<KpiReading> kpis;                        // empty without an OTLP receiver
 };
 
 // /api/v1/gpus (see docs/api.md for the fields).

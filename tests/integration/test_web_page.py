@@ -11,7 +11,9 @@ auth, and checks:
   page cycles (the page polls at the sampling cadence);
 - the thermal-throttling GPU (6, cooling failure) shows its thermal_throttle
   finding with evidence and action, and an SM clock that falls in its chart;
-- the health and efficiency tabs render, and the page logs no script error.
+- the health and efficiency tabs render, and the page logs no script error;
+- the KPI panel draws a step time from KPI totals (an /api/v1/gpus answer
+  with a histogram added, standing in for the OTLP receiver).
 
 The simulator runs 10x faster than real time, so the cooling failure heats the
 GPU within seconds; the diagnosis needs 30 s of window (the serve default) and

@@ -114,6 +114,19 @@ TEST(WebGpus, DevicesWithValuesAndNoDataYet) {
   EXPECT_TRUE(j["devices"][0]["health"].is_null());
   EXPECT_TRUE(j["devices"][0]["bottleneck"].is_null());
   EXPECT_EQ(j["clock_reasons"][0]["reason"], "gpu_idle");
+  EXPECT_EQ(j["devices"][2]["kpis"].size(), 0u);
+}
+
+TEST(WebGpus, KpisUnderTheirDevice) {
+  View view;
+  view.snapshot = std::make_shared<const Snapshot>(TwoGpus());
+  view.kpis = {{2, "step_duration", "app_step_duration_seconds", "train", 40, 10}};
+  auto j = nlohmann::json::parse(GpusJson(view, AgentInfo{}));
+  EXPECT_EQ(j["devices"][0]["kpis"].size(), 0u);
+  ASSERT_EQ(j["devices"][2]["kpis"].size(), 1u);
+  EXPECT_EQ(j["devices"][2]["kpis"][0]["kpi"], "step_duration");
+  EXPECT_EQ(j["devices"][2]["kpis"][0]["count"], 40);
+  EXPECT_EQ(j["devices"][2]["kpis"][0]["sum"], 10);
 }
 
 TEST(WebAssets, PageAndUplotEmbedded) {

@@ -10,11 +10,11 @@
   const GiB = 1024 ** 3;
   const st = {
     gpus: null, windows: new Map(), since: 0, diagnosis: [], diagnosisAt: 0, health: null,
-    cards: new Map(), detail: null, timer: 0, cycles: 0, tab: "overview", selected: null,
+    cards: new Map(), detail: null, kpiPrev: new Map(), kpiSeries: new Map(), timer: 0, cycles: 0, tab: "overview", selected: null,
   };
   // For the page tests and the benchmark (web/test/page.js).
   window.gpuscopePage = {
-    cycles: 0, firstDrawMs: null, errors: 0,
+    cycles: 0, firstDrawMs: null, dataMs: null, errors: 0,
     series: (key, m) => (st.windows.has(key) ? st.windows.get(key).s[m].slice() : []),
   };
 
@@ -172,7 +172,7 @@
         data: (k, dv) => [times(whole(k)), series(whole(k), "gpu_temp"),
                           times(whole(k)).map(() => gpuWide(dv).slowdown_temp ?? null)] },
       { id: "reasons", title: "Clock event (throttle) reasons", opts: {
-        legend: { show: false }, scales: { x: { time: true }, y: { range: [0, 1] } },
+        height: 90, legend: { show: false }, scales: { x: { time: true }, y: { range: [0, 1] } },
         axes: [{}, { size: 150, values: () => [], grid: { show: false }, ticks: { show: false } }],
         series: [{}, { show: false }],
         hooks: { draw: [reasonBands(st.gpus.clock_reasons)] } },
@@ -280,16 +280,57 @@
     }
     for (const f of g.findings) box.append(findingView(f));
   }
+  // Application KPIs arrive as totals (histogram count and sum, or a counter's
+  // sum): successive totals give the mean per interval (a duration) or a rate.
+  // Their history starts when the page opens; older history is Prometheus'.
+  function trackKpis(g) {
+    for (const d of g.devices) {
+      for (const k of d.kpis) {
+        const id = keyOf(d) + "|" + k.family + "|" + k.workload;
+        const prev = st.kpiPrev.get(id);
+        st.kpiPrev.set(id, { count: k.count, sum: k.sum, t: g.timestamp });
+        if (!prev || g.timestamp <= prev.t) continue;
+        let value = null;
+        if (k.count > prev.count) value = (k.sum - prev.sum) / (k.count - prev.count);
+        else if (k.count === 0 && k.sum >= prev.sum) value = (k.sum - prev.sum) / (g.timestamp - prev.t);
+        if (value == null) continue;
+        let s = st.kpiSeries.get(id);
+        if (!s) st.kpiSeries.set(id, s = { t: [], v: [] });
+        s.t.push(g.timestamp);
+        s.v.push(value);
+        while (s.t.length && s.t[0] < g.timestamp - g.window_seconds) { s.t.shift(); s.v.shift(); }
+      }
+    }
+  }
+  function kpiText(k, v) {
+    if (v == null) return "waiting for a second reading";
+    return k.count > 0 ? fixed(v * 1000, v < 0.01 ? 2 : 1) + " ms mean" : fixed(v, 1) + " /s";
+  }
   function renderKpis(d, box) {
-    box.replaceChildren(el("h3", {}, "Application KPIs"));
     if (!d.kpis.length) {
-      box.append(el("p", { class: "note" }, "No application KPIs for this device. Applications " +
-                        "that send step time or latency over OTLP show them here."));
+      box.replaceChildren(el("h3", {}, "Application KPIs"),
+                          el("p", { class: "note" }, "No application KPIs for this device. " +
+                             "Applications that send step time or latency over OTLP show them here."));
+      st.detail.kpiCharts = new Map();
       return;
     }
-    const t = el("table", {}, el("tr", {}, el("th", {}, "KPI"), el("th", {}, "value")));
-    for (const k of d.kpis) t.append(el("tr", {}, el("td", {}, k.name), el("td", {}, k.value)));
-    box.append(t);
+    const charts = st.detail.kpiCharts || (st.detail.kpiCharts = new Map());
+    if (!charts.size) box.replaceChildren(el("h3", {}, "Application KPIs"));
+    for (const k of d.kpis) {
+      const id = keyOf(d) + "|" + k.family + "|" + k.workload;
+      const s = st.kpiSeries.get(id) || { t: [], v: [] };
+      let c = charts.get(id);
+      if (!c) {
+        const wrap = el("div", { class: "kpi", "data-kpi": k.kpi }, el("div", {}), el("div", {}));
+        box.append(wrap);
+        c = { wrap, u: chart(wrap.lastChild, { width: 300, height: 110, legend: { show: false },
+          scales: { x: { time: true } }, series: [{}, { stroke: COLORS[3] }] }, [[], []]) };
+        charts.set(id, c);
+      }
+      c.wrap.firstChild.textContent = k.kpi + " (" + (k.workload || k.family) + "): " +
+                                      kpiText(k, s.v.length ? s.v[s.v.length - 1] : null);
+      c.u.setData([s.t, s.v.map((v) => (k.count > 0 ? v * 1000 : v))]);
+    }
   }
   function renderDetail() {
     const box = document.getElementById("detail");
@@ -316,6 +357,7 @@
   }
   function dropDetail() {
     if (st.detail) for (const c of st.detail.charts) c.u.destroy();
+    if (st.detail && st.detail.kpiCharts) for (const c of st.detail.kpiCharts.values()) c.u.destroy();
     st.detail = null;
   }
 
@@ -372,17 +414,20 @@
 
   // --- polling -------------------------------------------------------------------
   async function cycle() {
-    const g = await api("/api/v1/gpus");
-    const w = await api("/api/v1/window?gpu=all&metrics=" + WINDOW_METRICS.join(",") +
-                        (st.since ? "&since=" + st.since : ""));
+    const now = Date.now() / 1000;
+    const wantDiagnosis = now - st.diagnosisAt > 5 || !st.diagnosis.length;
+    const [g, w, diagnosis, health] = await Promise.all([
+      api("/api/v1/gpus"),
+      api("/api/v1/window?gpu=all&metrics=" + WINDOW_METRICS.join(",") +
+          (st.since ? "&since=" + st.since : "")),
+      wantDiagnosis ? api("/api/v1/diagnosis") : null,
+      st.tab === "health" ? api("/api/v1/health") : null]);
+    if (window.gpuscopePage.dataMs == null) window.gpuscopePage.dataMs = performance.now();
     st.gpus = g;
     mergeWindow(w);
-    const now = Date.now() / 1000;
-    if (now - st.diagnosisAt > 5 || !st.diagnosis.length) {
-      st.diagnosis = (await api("/api/v1/diagnosis")).gpus;
-      st.diagnosisAt = now;
-    }
-    if (st.tab === "health") st.health = await api("/api/v1/health");
+    trackKpis(g);
+    if (diagnosis) { st.diagnosis = diagnosis.gpus; st.diagnosisAt = now; }
+    if (health) st.health = health;
     document.getElementById("host").textContent = g.hostname + " · " + g.agent.source +
                                                   " · gpuscope " + g.agent.version;
     render();

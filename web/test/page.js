@@ -155,6 +155,30 @@ async function checkTabs(page) {
   return { health_rows: rows, screenshots: [health, efficiency] };
 }
 
+// The KPI panel, fed by a stand-in for the OTLP receiver: /api/v1/gpus
+// answered through the agent with a step-time histogram added to GPU 0
+// (0.25 s per step), so the page's KPI code runs whatever the receiver sends.
+async function checkKpiPanel(browser) {
+  const { page, errors } = await openPage(browser);
+  let count = 0;
+  await page.setRequestInterception(true);
+  page.on("request", async (req) => {
+    if (!req.url().includes("/api/v1/gpus")) return req.continue();
+    const g = JSON.parse((await api("/api/v1/gpus")).body);
+    count += 4;
+    g.devices[0].kpis = [{ kpi: "step_duration", family: "app_step_duration_seconds",
+                           workload: "llama-train", count, sum: count * 0.25 }];
+    req.respond({ status: 200, contentType: "application/json", body: JSON.stringify(g) });
+  });
+  await page.goto(cfg.url + "/#gpu=0", { waitUntil: "load" });
+  const text = await waitFor("the KPI panel", () => page.$eval("#detail .kpis", (e) =>
+    (/250\.0 ms mean/.test(e.innerText) ? e.innerText : null)), 20000);
+  check(errors.length === 0, "page errors with KPIs: " + errors.join("; "));
+  const file = await shot(page, "web-kpis");
+  await page.close();
+  return { text, screenshot: file };
+}
+
 async function runCheck(browser) {
   await checkAuth(browser);
   const { page, errors } = await openPage(browser);
@@ -169,6 +193,7 @@ async function runCheck(browser) {
   out.detail = await shot(page, "web-detail-gpu" + cfg.thermal_gpu);
   out.tabs = await checkTabs(page);
   check(errors.length === 0, "page errors: " + errors.join("; "));
+  out.kpis = await checkKpiPanel(browser);
   return out;
 }
 
@@ -194,6 +219,7 @@ async function runBench(browser) {
   await page.goto(cfg.url + "/", { waitUntil: "load" });
   const first = await waitFor("the first draw", () =>
     page.evaluate(() => window.gpuscopePage.firstDrawMs), 30000);
+  const dataMs = await page.evaluate(() => window.gpuscopePage.dataMs);
   const cards = await page.$$eval(".card", (cs) => cs.length);
   const points = await page.evaluate(() => window.gpuscopePage.series("0", "gpu_util").length);
   const assets = Object.entries(sizes).filter(([p]) => !p.startsWith("/api/"));
@@ -205,7 +231,7 @@ async function runBench(browser) {
     console.error("HOLD");
     await new Promise((r) => setTimeout(r, 1000 * cfg.hold_seconds));
   }
-  return { first_draw_ms: first, page_weight_bytes: weight, first_data_bytes: data, cards,
+  return { first_draw_ms: first, first_data_ms: dataMs, page_weight_bytes: weight, first_data_bytes: data, cards,
            points_per_gpu: points, assets: Object.fromEntries(assets) };
 }
 
