@@ -409,7 +409,10 @@
     }
     box.replaceChildren(el("p", { class: "note" }, "Bottlenecks from the diagnosis over the " +
                                                    "trailing window; utilization and power now."),
-                        table);
+                        table,
+                        el("p", { class: "note" }, "Whether this is normal for each workload: " +
+                           "the per-workload baselines live in Prometheus (gpu-baselines.yml); " +
+                           "`gpuscope baseline` reports them (docs/baselines.md)."));
   }
 
   // --- polling -------------------------------------------------------------------
