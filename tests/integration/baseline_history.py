@@ -172,12 +172,14 @@ def config(rule_files=(), evaluation_interval="5s"):
 class History:
     """The backfilled TSDB and a Prometheus on it; close() stops it."""
 
-    def __init__(self, workdir, rule_files=(BASELINE_RULES,), baseline_hours=None):
+    def __init__(self, workdir, rule_files=(BASELINE_RULES,), baseline_hours=None, ahead=0):
         """baseline_hours: backfill the window group only over that many
-        last hours (the alerts read its last 2 hours); None: the whole history."""
+        last hours (the alerts read its last 2 hours); None: the whole history.
+        ahead: seconds the history runs past now (so that rules evaluated
+        live still find raw samples minutes later)."""
         self.workdir = workdir
         self.timings = {}
-        self.end = int(time.time()) - 30
+        self.end = int(time.time()) - 30 + ahead
         self.start = self.end - DAYS * DAY
         tsdb = os.path.join(workdir, "prom-data")
         om = os.path.join(workdir, "history.om")
