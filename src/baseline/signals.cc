@@ -69,11 +69,14 @@ std::vector<Signal> DefaultSignals() {
                kRatio, kEfficiency, "GpuWorkloadIdleAboveBaseline"});
   s.push_back({"temperature_celsius", "Temperature", AvgOf("gpuscope_gpu_temperature_celsius"),
                kRising, 1, kCelsius, kHealth, "GpuWorkloadTemperatureAboveBaseline"});
+  // The lean export profile writes a throttle reason only once it has been
+  // non-zero: a GPU without one throttles 0, not "unknown" (else its first
+  // throttling would start a fresh baseline, warming up, instead of alerting).
   s.push_back({"throttle_ratio", "Throttle share",
                "clamp_max(sum without (reason) (" +
                    RateOf("gpuscope_clock_throttle_seconds_total",
                           "reason=~\"" + std::string(kThrottleReasons) + "\"") +
-                   "), 1)",
+                   "), 1) or " + RateOf("gpuscope_gpu_busy_seconds_total") + " * 0",
                kRising, 0.02, kRatio, kHealth, "GpuWorkloadThrottleAboveBaseline"});
   return s;
 }
