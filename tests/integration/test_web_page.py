@@ -11,6 +11,8 @@ auth, and checks:
   page cycles (the page polls at the sampling cadence);
 - the thermal-throttling GPU (6, cooling failure) shows its thermal_throttle
   finding with evidence and action, and an SM clock that falls in its chart;
+- a memory leak injected on GPU 4 shows its time to out-of-memory on the card
+  and over the memory chart;
 - the health and efficiency tabs render, and the page logs no script error;
 - the KPI panel draws a step time from KPI totals (an /api/v1/gpus answer
   with a histogram added, standing in for the OTLP receiver).
@@ -59,7 +61,7 @@ def main():
                    env={"GPUSCOPE_SIM_CONTROL": control, "GPUSCOPE_SIM_TIME_SCALE": "10"}) as s:
             cfg = {"url": s.base, "user": "viewer", "password": "s3cret", "control": control,
                    "artifacts": ARTIFACTS, "chromium": chromium, "lost_gpu": 3,
-                   "thermal_gpu": "6"}
+                   "thermal_gpu": "6", "leak_gpu": 4}
             p = subprocess.run([node, PAGE_JS, "check", json.dumps(cfg)], capture_output=True,
                                text=True, timeout=180, cwd=os.path.join(SOURCE_DIR, "web"))
             check(p.returncode == 0, "page check failed:\n%s\n%s\nagent log:\n%s" % (

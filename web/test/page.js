@@ -144,6 +144,18 @@ async function checkThermal(page, key) {
   return { clock_max_mhz: max, clock_last_mhz: last };
 }
 
+// A memory leak injected at the start: by the time the diagnosis has a window
+// its trend predicts the time to out-of-memory, on the card and over the chart.
+async function checkOom(page, gpu) {
+  await waitFor(`GPU ${gpu}'s OOM prediction on its card`, () =>
+    page.$eval(`.card[data-gpu="${gpu}"] .bneck`, (e) => /OOM in/.test(e.textContent)), 30000);
+  await page.evaluate((k) => { location.hash = "gpu=" + k; }, String(gpu));
+  const title = await waitFor("the memory chart's OOM title", () =>
+    page.$eval('#detail [data-chart="memory"] h3', (e) =>
+      (/out of memory in/.test(e.textContent) ? e.textContent : null)), 10000);
+  return { title, screenshot: await shot(page, "web-oom-gpu" + gpu) };
+}
+
 async function checkTabs(page) {
   await page.evaluate(() => { location.hash = "health"; });
   await waitFor("the health table", () => page.$("#health tr[data-gpu]"));
@@ -185,12 +197,14 @@ async function runCheck(browser) {
   const r = await page.goto(cfg.url + "/", { waitUntil: "load" });
   check(r.status() === 200, "the page answered " + r.status());
   await waitFor("two page cycles", async () => (await cycles(page)) >= 2);
+  await control(`inject ${cfg.leak_gpu} memory-leak 4`);
   const gpus = JSON.parse((await api("/api/v1/gpus")).body);
   const out = { cards: await checkCards(page, gpus) };
   out.overview = await shot(page, "web-overview");
   out.lost = await checkLost(page, cfg.lost_gpu);
   out.thermal = await checkThermal(page, cfg.thermal_gpu);
   out.detail = await shot(page, "web-detail-gpu" + cfg.thermal_gpu);
+  out.oom = await checkOom(page, cfg.leak_gpu);
   out.tabs = await checkTabs(page);
   check(errors.length === 0, "page errors: " + errors.join("; "));
   out.kpis = await checkKpiPanel(browser);
