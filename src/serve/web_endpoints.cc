@@ -39,6 +39,10 @@ http::Response NotYet() {
   return http::Response::Text(503, "no sampling cycle has completed yet\n");
 }
 
+constexpr const char* kPolicy =
+    "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+    "frame-ancestors 'none'";
+
 // An embedded asset; the page asks for them with ?v=<asset version>, so they
 // may be cached for long. The page itself is revalidated every time.
 void HandleAsset(http::Server& server, std::string path, const web::Asset& asset) {
@@ -50,6 +54,8 @@ void HandleAsset(http::Server& server, std::string path, const web::Asset& asset
     response.body = body;
     response.headers.emplace_back("Cache-Control", page ? "no-cache" : "max-age=86400");
     response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+    // The page loads only its own files and talks only to this agent.
+    if (page) response.headers.emplace_back("Content-Security-Policy", kPolicy);
     return response;
   });
 }
