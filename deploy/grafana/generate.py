@@ -200,8 +200,8 @@ def fleet():
                                                      (f"sum({held})", "idle-held")],
                    "short", "In GPU equivalents: 3 means three GPUs' worth of time. "
                    "Idle-held is part of idle.", lo=0),
-        bars("GPUs per state", [(f"count by (kind) (gpuscope_bottleneck{{{S}}} == 1)", "{{kind}}")],
-             "short", "GPUs by diagnosis verdict (gpuscope_bottleneck): compute-bound, "
+        bars("GPUs per state", [(f"count by (kind) (gpuscope_bottleneck_confidence{{{S}}} > 0)", "{{kind}}")],
+             "short", "GPUs by diagnosis verdict (gpuscope_bottleneck_confidence > 0): compute-bound, "
              "memory-bound, throttled, starved, idle, idle-held...", lo=0),
         bars("Health checks not ok", [
             (f"sum by (check) (gpuscope_gpu_health{{{S}}} == bool 1)", "{{check}} warn"),
@@ -228,22 +228,23 @@ def fleet():
 def health():
     thr = "gpuscope_temperature_threshold_celsius"
     panels = [
-        stat("Worst health", f"max(gpuscope_gpu_health{{{S}}})", mappings=HEALTH_MAPPINGS,
+        stat("Worst health", f"max(gpuscope_gpu_health{{{S}}}) or vector(0)", mappings=HEALTH_MAPPINGS,
              thresholds=[(1, "orange"), (2, "red")],
-             desc="Worst check of the selected GPUs: 0 ok, 1 warn, 2 fail."),
+             desc="Worst check of the selected GPUs: 0 ok, 1 warn, 2 fail (a check that never "
+             "warned has no series in the lean profile)."),
         stat("Lost GPUs", f"sum(gpuscope_gpu_lost{{{S}}}) or vector(0)",
              thresholds=[(1, "red")]),
         stat("Stale collectors", f"sum(gpuscope_collector_stale{{{S}}}) or vector(0)",
              thresholds=[(1, "orange")]),
         stat("XIDs in range", f"sum(increase(gpuscope_xid_errors_total{{{S}}}[$__range])) or vector(0)",
              thresholds=[(1, "red")]),
-        stat("Rows pending remap", f"sum(gpuscope_remapped_rows_pending{{{S}}})",
+        stat("Rows pending remap", f"sum(gpuscope_remapped_rows_pending{{{S}}}) or vector(0)",
              desc="GPUs waiting for a reset to remap a memory row.", thresholds=[(1, "orange")]),
-        stat("Row remap failures", f"sum(gpuscope_remapped_rows_failure{{{S}}})",
+        stat("Row remap failures", f"sum(gpuscope_remapped_rows_failure{{{S}}}) or vector(0)",
              desc="GPUs whose row remapping failed: they need service.", thresholds=[(1, "red")]),
         table("Health checks", [(f"max by (instance, gpu, check) (gpuscope_gpu_health{{{S}}})", "")],
               desc="0 ok, 1 warn, 2 fail, per GPU and check (memory, pcie, nvlink, thermal, "
-              "power, xid, driver).", w=24, h=8, mappings=HEALTH_MAPPINGS),
+              "power, xid, driver); the lean profile lists only checks that warned or failed.", w=24, h=8, mappings=HEALTH_MAPPINGS),
         timeseries("GPU temperature", [(f"gpuscope_gpu_temperature_celsius{{{S}}}", GPU_LEGEND),
                                        (f'min({thr}{{{S},threshold="slowdown"}})', "slowdown threshold"),
                                        (f'min({thr}{{{S},threshold="gpu_max_operating"}})',
@@ -332,11 +333,10 @@ def efficiency():
                    "percentunit", "Below 100% under load: clocks held down (health dashboard "
                    "shows why).", lo=0, hi=1),
         table("Bottleneck verdicts", [
-            (f"max by (instance, gpu, kind) (gpuscope_bottleneck_confidence{{{S}}}) "
-             f"and on (instance, gpu, kind) (gpuscope_bottleneck{{{S}}} == 1)", "")],
+            (f"max by (instance, gpu, kind) (gpuscope_bottleneck_confidence{{{S}}} > 0)", "")],
               "percentunit", "What limits each GPU now, with the diagnosis' confidence "
               "(gpuscope diagnose explains the evidence).", w=12),
-        bars("GPUs per verdict", [(f"count by (kind) (gpuscope_bottleneck{{{S}}} == 1)", "{{kind}}")],
+        bars("GPUs per verdict", [(f"count by (kind) (gpuscope_bottleneck_confidence{{{S}}} > 0)", "{{kind}}")],
              lo=0),
         timeseries("PCIe throughput", [
             (f"sum by (instance, gpu, direction) (rate(gpuscope_pcie_bytes_total{{{S}}}[{RI}]))",

@@ -23,6 +23,10 @@ std::vector<prom::Family> BottleneckFamilies(const std::vector<GpuDiagnosis>& re
   prom::Family found = prom::MakeFamily(prom::kBottleneck);
   prom::Family conf = prom::MakeFamily(prom::kBottleneckConfidence);
   prom::Family eta = prom::MakeFamily(prom::kOomEta);
+  // Lean profile: the confidence alone, once the kind was found (> 0 means
+  // found, so the 0/1 family adds nothing to a query).
+  found.detail = prom::Detail::kFullOnly;
+  conf.detail = prom::Detail::kSparse;
   for (const GpuDiagnosis& d : results) {
     int gpu = static_cast<int>(d.slot);
     for (FindingKind k : kAllFindingKinds) {
@@ -86,6 +90,9 @@ std::vector<prom::Family> DiagnosisMonitor::Families() const {
   std::vector<prom::Family> out = BottleneckFamilies(latest_);
   prom::Family held = prom::MakeFamily(prom::kIdleHeld);
   prom::Family cost = prom::MakeFamily(prom::kWastedCost);
+  // 0 on a GPU that works. The cost (only with a price, asked for) stays
+  // dense: per-job cost rules list every job, at 0 when it wastes nothing.
+  held.detail = prom::Detail::kSparse;
   for (const auto& [key, w] : waste_) {
     if (w.slot < 0) continue;  // GPU gone from the snapshot
     held.samples.push_back({w.slot, {}, w.idle_held_seconds});

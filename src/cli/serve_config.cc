@@ -61,6 +61,12 @@ Status SetExport(const Settings& s, ServeConfig& c) {
                                    "' is not one of dcgm, native, both");
   }
   c.render.metrics = *metrics;
+  std::optional<prom::Profile> profile = prom::ParseProfile(s.Get("profile"));
+  if (!profile) {
+    return Status::InvalidArgument("profile: '" + s.Get("profile") + "' is not lean or full");
+  }
+  c.render.profile = *profile;
+  c.render.nvlink_per_link = s.Flag("nvlink-per-link");
   c.render.no_hostname = s.Flag("no-hostname");
   const std::string& label = s.Get("hostname-label");
   if (label != "Hostname" && label != "hostname") {

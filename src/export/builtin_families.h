@@ -109,6 +109,14 @@ inline constexpr BuiltinFamily kScrapes{
     "gpuscope_scrapes_total", "/metrics requests served; published with the next sampling cycle.",
     FamilyType::kCounter,     "",
     FamilyGroup::kSelf,       LabelBase::kNone};
+inline constexpr BuiltinFamily kScrapesGzip{
+    "gpuscope_scrapes_gzip_total",
+    "/metrics requests answered with a gzip body (the client sent Accept-Encoding: gzip); "
+    "published with the next sampling cycle.",
+    FamilyType::kCounter,
+    "",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
 inline constexpr BuiltinFamily kNvmlCallErrors{
     "gpuscope_nvml_call_errors_total",
     "NVML calls that failed, by call and NVML return code (NOT_SUPPORTED is absence, not an "
@@ -216,15 +224,20 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 24> kRegistry = {
-    &kGpuInfo,         &kGpuLost,     &kLastSample,
-    &kLinkActive,      &kLinkErrors,  &kXidErrors,
-    &kBuildInfo,       &kNvmlUp,      &kCollectorUp,
-    &kCollectDuration, &kLastCollect, &kScrapes,
-    &kNvmlCallErrors,  &kEventsUp,    &kEventErrors,
-    &kAttributionUp,   &kGpuHealth,   &kCollectorStale,
-    &kXidWindow,       &kBottleneck,  &kBottleneckConfidence,
-    &kOomEta,          &kIdleHeld,    &kWastedCost};
+inline constexpr std::array<const BuiltinFamily*, 25> kRegistry = {
+    &kGpuInfo,        &kGpuLost,
+    &kLastSample,     &kLinkActive,
+    &kLinkErrors,     &kXidErrors,
+    &kBuildInfo,      &kNvmlUp,
+    &kCollectorUp,    &kCollectDuration,
+    &kLastCollect,    &kScrapes,
+    &kScrapesGzip,    &kNvmlCallErrors,
+    &kEventsUp,       &kEventErrors,
+    &kAttributionUp,  &kGpuHealth,
+    &kCollectorStale, &kXidWindow,
+    &kBottleneck,     &kBottleneckConfidence,
+    &kOomEta,         &kIdleHeld,
+    &kWastedCost};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.

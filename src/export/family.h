@@ -38,12 +38,20 @@ struct Sample {
   double value = 0;
 };
 
+// How much of a family the lean profile (export/profile.h) renders.
+enum class Detail : uint8_t {
+  kAlways,
+  kSparse,    // a sample whose value has only ever been 0 is not rendered
+  kFullOnly,  // only in the full profile
+};
+
 struct Family {
   std::string name;  // full sample name (counters: with `_total` when native)
   std::string help;
   FamilyType type = FamilyType::kGauge;
   LabelBase base = LabelBase::kNative;
   std::vector<Sample> samples;  // rendered sorted by GPU, then labels
+  Detail detail = Detail::kAlways;
 };
 
 }  // namespace gpuscope::prom

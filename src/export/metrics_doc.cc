@@ -1,6 +1,7 @@
 #include "export/metrics_doc.h"
 
 #include "export/builtin_families.h"
+#include "export/profile.h"
 #include "gpuscope/catalog.h"
 
 namespace gpuscope::prom {
@@ -54,8 +55,9 @@ std::string SmiCell(const SmiName& smi) {
 
 void AppendCatalogTable(std::string& out) {
   out +=
-      "| native name | type | labels | dcgm-exporter name | nvidia-smi | category | help |\n"
-      "|---|---|---|---|---|---|---|\n";
+      "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | category | "
+      "help |\n"
+      "|---|---|---|---|---|---|---|---|\n";
   for (const MetricDef& def : kCatalog) {
     std::string labels = def.native.name.empty() ? "-" : std::string(kNativeLabels);
     if (!def.native.labels.empty()) labels += ", `" + std::string(def.native.labels) + "`";
@@ -63,7 +65,9 @@ void AppendCatalogTable(std::string& out) {
     if (!def.dcgm.name.empty()) dcgm += " (" + std::string(TypeName(def.dcgm.type)) + ")";
     out += "| " + Code(def.native.name) + " | " +
            (def.native.name.empty() ? "-" : std::string(TypeName(def.native.type))) + " | " +
-           labels + " | " + dcgm + " | " + SmiCell(def.smi) + " | " +
+           labels + " | " +
+           (def.native.name.empty() ? "-" : std::string(LeanPolicyName(LeanPolicyOf(def.id)))) +
+           " | " + dcgm + " | " + SmiCell(def.smi) + " | " +
            std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
   }
 }
@@ -138,6 +142,18 @@ Generated from the metric catalog (`src/collect/catalog_rows.h`) and the family 
   instance), on MIG instances `gpu_instance`, `mig_profile` (and `compute_instance` when set),
   then the row's fixed labels below. Identity (model, PCI bus id, driver, host) is in
   `gpuscope_gpu_info`; join on `uuid`.
+
+**Profiles** (`--profile`, default `lean`). The lean profile exports what the shipped dashboards,
+alert and recording rules read, at most 60 series per H100 with the default counters file: the
+"lean profile" column says, per native row, whether it is exported `always`, `when non-zero`
+(the first cycle its value is not 0, and from then on until the agent restarts, so a series is
+created once and never flaps) or only in the `full` profile. In the lean profile
+`gpuscope_gpu_health` and `gpuscope_bottleneck`/`gpuscope_bottleneck_confidence` are exported
+when non-zero in the same way (a check that never warned, a kind never found, has no series),
+`gpuscope_nvlink_link_active` and `gpuscope_nvlink_link_errors_total` only for links that were
+down or counted an error (`--nvlink-per-link`: every link), and
+`gpuscope_gpu_last_sample_timestamp_seconds` not at all. `--profile full` exports every series.
+Why, and what it costs a fleet: docs/scaling.md. The dcgm-exporter families are the same in both.
 
 A metric the GPU does not support has no series (never 0). A lost GPU keeps only
 `gpuscope_gpu_info`, `gpuscope_gpu_lost`, its last-sample time and XID counts; a stale one keeps

@@ -47,15 +47,19 @@ std::vector<PlannedFamily> PlanDcgm(const CounterSet& counters) {
   return families;
 }
 
-// Adjacent catalog rows sharing a native name form one family.
-std::vector<PlannedFamily> PlanNative() {
+// Adjacent catalog rows sharing a native name form one family; the lean
+// profile leaves out its full-only rows and marks its sparse ones.
+std::vector<PlannedFamily> PlanNative(Profile profile) {
   std::vector<PlannedFamily> families;
   for (const MetricDef& def : kCatalog) {
     if (def.native.name.empty()) continue;
+    const LeanPolicy policy = LeanPolicyOf(def.id);
+    if (profile == Profile::kLean && policy == LeanPolicy::kFullOnly) continue;
     if (families.empty() || families.back().name != def.native.name) {
       families.push_back(PlanFamily(def.native.name, def.help, CatalogType(def.native.type)));
     }
-    families.back().rows.push_back({def.id, def.native.scale, false, def.native.labels});
+    families.back().rows.push_back({def.id, def.native.scale, false, def.native.labels,
+                                    profile == Profile::kLean && policy == LeanPolicy::kSparse});
   }
   return families;
 }
@@ -90,9 +94,10 @@ std::optional<MetricSet> ParseMetricSet(std::string_view text) {
 Renderer::Renderer(RenderOptions options)
     : options_(std::move(options)),
       plan_(std::make_unique<Plan>()),
-      cache_(std::make_unique<Cache>()) {
+      cache_(std::make_unique<Cache>()),
+      sparse_(std::make_unique<Sparse>()) {
   plan_->dcgm = PlanDcgm(options_.counters);
-  plan_->native = PlanNative();
+  plan_->native = PlanNative(options_.profile);
   for (const CounterEntry& entry : options_.counters.entries) {
     if (entry.kind == CounterKind::kLabel) plan_->label_fields.push_back(&entry);
   }
@@ -156,6 +161,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
   if (!cache_->Matches(snapshot, snapshot.attribution)) {
     cache_->Rebuild(snapshot, snapshot.attribution, options_, *plan_);
   }
+  sparse_->Fit(snapshot.samples.size());
   if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
   if (options_.metrics != MetricSet::kDcgm) {
     RenderState(snapshot, writer);
@@ -164,15 +170,25 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     RenderXid(snapshot, writer);
   }
   for (const Family& family : extra) {
+    if (Lean() && family.detail == Detail::kFullOnly) continue;
     if (Wants(family.base)) RenderExtra(family, writer);
   }
 }
 
 namespace {
 
+// Whether a sparse row has a series: once its value was non-zero.
+bool ShowRow(const PlannedFamily::Row& row, const GpuSample& sample,
+             std::bitset<kMetricCount>& shown) {
+  if (!row.sparse) return true;
+  if (sample.Get(row.metric) != 0) shown.set(Index(row.metric));
+  return shown.test(Index(row.metric));
+}
+
 // Catalog families: per GPU in order, per row; lost GPUs have no series.
 void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::string>>& prefixes,
-                const std::vector<uint32_t>& order, const Snapshot& snapshot, std::string& out) {
+                const std::vector<uint32_t>& order, const Snapshot& snapshot,
+                std::vector<std::bitset<kMetricCount>>* shown, std::string& out) {
   for (uint32_t slot : order) {
     if (slot >= snapshot.samples.size()) continue;
     const GpuSample& sample = snapshot.samples[slot];
@@ -180,6 +196,7 @@ void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::
     for (const std::string& prefix : prefixes[slot]) {
       for (const PlannedFamily::Row& row : family.rows) {
         if (!sample.Has(row.metric)) continue;
+        if (shown && !ShowRow(row, sample, (*shown)[slot])) continue;
         AppendSeries(out, family.name, prefix, row.fixed_labels,
                      Convert(sample.Get(row.metric), row.scale), row.integer);
       }
@@ -192,7 +209,7 @@ void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::
 void Renderer::RenderDcgm(const Snapshot& snapshot, Writer& writer) {
   for (const PlannedFamily& family : plan_->dcgm) {
     writer.Begin(family);
-    RenderRows(family, cache_->dcgm, cache_->order, snapshot, writer.out());
+    RenderRows(family, cache_->dcgm, cache_->order, snapshot, nullptr, writer.out());
     writer.End();
   }
 }
@@ -200,7 +217,7 @@ void Renderer::RenderDcgm(const Snapshot& snapshot, Writer& writer) {
 void Renderer::RenderNative(const Snapshot& snapshot, Writer& writer) {
   for (const PlannedFamily& family : plan_->native) {
     writer.Begin(family);
-    RenderRows(family, cache_->native, cache_->order, snapshot, writer.out());
+    RenderRows(family, cache_->native, cache_->order, snapshot, &sparse_->rows, writer.out());
     writer.End();
   }
 }
@@ -225,7 +242,9 @@ void Renderer::RenderState(const Snapshot& snapshot, Writer& writer) {
   writer.Begin(plan_->leading[0]);
   for (uint32_t slot : cache.order) writer.out().append(cache.info[slot]);
   writer.End();
-  for (std::size_t f = 1; f < plan_->leading.size(); ++f) {
+  // The last-sample time is full-only: gpuscope_collector_stale says the same.
+  const std::size_t families = Lean() ? 2 : plan_->leading.size();
+  for (std::size_t f = 1; f < families; ++f) {
     const PlannedFamily& family = plan_->leading[f];
     writer.Begin(family);
     for (uint32_t slot : cache.order) {
@@ -268,11 +287,23 @@ void AppendLinkSeries(std::string& out, std::string_view name, std::string_view 
   out.push_back('\n');
 }
 
+// Lean profile: a link has per-link series once it was down or counted an
+// error (links numbered 64 and up always have them).
+bool ShowLink(const NvLinkLink& link, uint64_t& shown) {
+  if (link.link >= 64) return true;
+  const uint64_t bit = uint64_t{1} << link.link;
+  bool errors = false;
+  for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) errors |= LinkErrors(link, t) > 0u;
+  if (!link.active || errors) shown |= bit;
+  return (shown & bit) != 0;
+}
+
 }  // namespace
 
 void Renderer::RenderNvLink(const Snapshot& snapshot, Writer& writer) {
   const PlannedFamily& active = plan_->trailing[0];
   const PlannedFamily& errors = plan_->trailing[1];
+  const bool every_link = !Lean() || options_.nvlink_per_link;
   for (const PlannedFamily* family : {&active, &errors}) {
     writer.Begin(*family);
     for (uint32_t slot : cache_->order) {
@@ -282,6 +313,7 @@ void Renderer::RenderNvLink(const Snapshot& snapshot, Writer& writer) {
       for (const std::string& prefix : cache_->native[slot]) {
         for (uint32_t i : SortedLinks(sample, cache_->scratch)) {
           const NvLinkLink& link = sample.nvlink[i];
+          if (!every_link && !ShowLink(link, sparse_->links[slot])) continue;
           if (family == &active) {
             AppendLinkSeries(writer.out(), family->name, prefix, link.link, {},
                              link.active ? 1 : 0);
@@ -355,6 +387,25 @@ void Renderer::SortExtra(const Family& family, std::vector<uint32_t>& order) con
   });
 }
 
+// A sparse family's sample, once its value was non-zero (keyed by family,
+// slot and labels).
+bool Renderer::ShowExtra(const Family& family, const Sample& sample) {
+  std::string key = family.name;
+  key.push_back('\x1f');
+  AppendUnsigned(static_cast<uint64_t>(sample.gpu + 1), key);
+  for (const auto& [name, value] : sample.labels) {
+    key.push_back('\x1f');
+    key.append(name);
+    key.push_back('=');
+    key.append(value);
+  }
+  if (sample.value != 0) {
+    sparse_->extra.insert(std::move(key));
+    return true;
+  }
+  return sparse_->extra.contains(key);
+}
+
 void Renderer::RenderExtra(const Family& family, Writer& writer) {
   const Cache::Prefixes& prefixes = family.base == LabelBase::kDcgm ? cache_->dcgm : cache_->native;
   bool with_prefix = family.base != LabelBase::kNone;
@@ -362,8 +413,10 @@ void Renderer::RenderExtra(const Family& family, Writer& writer) {
   writer.Begin(family.name, family.help, family.type);
   std::string& out = writer.out();
   static const std::vector<std::string> kNoPrefix = {""};
+  const bool sparse = family.detail == Detail::kSparse && Lean();
   for (uint32_t i : cache_->scratch) {
     const Sample& sample = family.samples[i];
+    if (sparse && !ShowExtra(family, sample)) continue;
     const bool prefixed = with_prefix && sample.gpu >= 0;
     for (const std::string& prefix : prefixed ? prefixes[sample.gpu] : kNoPrefix) {
       out.append(family.name);

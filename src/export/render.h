@@ -47,6 +47,7 @@
 
 #include "export/counters.h"
 #include "export/family.h"
+#include "export/profile.h"
 #include "export/writer.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
@@ -67,6 +68,8 @@ struct RenderOptions {
   CounterSet counters = DefaultCounterSet();  // default: dcgm-exporter's default file
   bool no_hostname = false;                   // -n: no hostname label on DCGM series
   std::string hostname_label = "Hostname";    // "hostname" for dcgm-exporter >= 4.8 users
+  Profile profile = Profile::kLean;           // export/profile.h
+  bool nvlink_per_link = false;               // lean: every link's series, not only errored ones
 };
 
 struct Bodies {
@@ -92,6 +95,7 @@ class Renderer {
  private:
   struct Plan;
   struct Cache;
+  struct Sparse;
   class Writer;
 
   void RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer);
@@ -103,11 +107,14 @@ class Renderer {
   void RenderExtra(const Family& family, Writer& writer);
   void SortExtra(const Family& family, std::vector<uint32_t>& order) const;
   bool Wants(LabelBase base) const;
+  bool Lean() const { return options_.profile == Profile::kLean; }
+  bool ShowExtra(const Family& family, const Sample& sample);
   std::shared_ptr<std::string> Buffer(Format format);
 
   RenderOptions options_;
-  std::unique_ptr<Plan> plan_;    // families and headers, fixed per options
-  std::unique_ptr<Cache> cache_;  // per-GPU label prefixes, per inventory and attribution
+  std::unique_ptr<Plan> plan_;      // families and headers, fixed per options
+  std::unique_ptr<Cache> cache_;    // per-GPU label prefixes, per inventory and attribution
+  std::unique_ptr<Sparse> sparse_;  // lean profile: sparse series shown so far
   // Bodies handed out earlier, reused once no reader holds them: a cycle then
   // neither allocates nor faults in fresh pages.
   std::array<std::vector<std::shared_ptr<std::string>>, 2> pools_;

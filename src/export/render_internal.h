@@ -4,7 +4,9 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "export/builtin_families.h"
@@ -19,6 +21,7 @@ struct PlannedFamily {
     Scale scale = Scale::kIdentity;
     bool integer = false;
     std::string_view fixed_labels;  // already escaped: pipe="tensor"
+    bool sparse = false;            // lean profile: only once non-zero
   };
   std::string name;
   FamilyType type = FamilyType::kGauge;
@@ -32,6 +35,19 @@ struct Renderer::Plan {
   std::vector<const CounterEntry*> label_fields;
   std::array<PlannedFamily, kLeadingBuiltins.size()> leading;
   std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
+};
+
+// What the lean profile has shown of its sparse series, per slot of
+// Snapshot::gpus; kept across cache rebuilds (an attribution refresh must not
+// hide a series that was shown).
+struct Renderer::Sparse {
+  std::vector<std::bitset<kMetricCount>> rows;  // catalog rows
+  std::vector<uint64_t> links;                  // NVLink links, by link number (< 64)
+  std::unordered_set<std::string> extra;        // family, slot, labels
+
+  void Fit(std::size_t slots) {
+    if (rows.size() < slots) rows.resize(slots), links.resize(slots);
+  }
 };
 
 // Label prefixes per slot of Snapshot::gpus, one per holder of the device (or

@@ -20,6 +20,8 @@ prom::Sample MakeSample(const GpuHealth& g, prom::Labels labels, double value) {
 std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options) {
   prom::Family health = prom::MakeFamily(prom::kGpuHealth);
   prom::Family stale = prom::MakeFamily(prom::kCollectorStale);
+  // Lean profile: a check shows once it warned or failed, staleness once seen.
+  health.detail = stale.detail = prom::Detail::kSparse;
   prom::Family window = prom::MakeFamily(prom::kXidWindow);
   window.help = options.xid_count_help;
   window.type = options.xid_count_type;

@@ -285,6 +285,9 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
   request.path = url;
   const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept");
   request.accept = accept == nullptr ? "" : accept;
+  const char* encoding =
+      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding");
+  request.accept_encoding = encoding == nullptr ? "" : encoding;
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery, &request.query);
   try {
     return route->second.handler(request);

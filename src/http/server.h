@@ -48,9 +48,10 @@ class HeadDeadline;
 class VerifierPool;
 
 struct Request {
-  std::string_view method;  // "GET" or "HEAD" (other methods never reach handlers)
-  std::string_view path;    // without the query string
-  std::string_view accept;  // Accept header, "" when absent
+  std::string_view method;           // "GET" or "HEAD" (other methods never reach handlers)
+  std::string_view path;             // without the query string
+  std::string_view accept;           // Accept header, "" when absent
+  std::string_view accept_encoding;  // Accept-Encoding header, "" when absent
   std::vector<std::pair<std::string_view, std::string_view>> query;  // decoded, in order
 
   // The first value of query argument `key`, or "" when absent.

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "export/render.h"
+#include "http/gzip.h"
 
 namespace gpuscope::serve {
 namespace {
@@ -61,16 +62,23 @@ prom::Format ChooseFormat(std::string_view accept) {
 
 void RegisterEndpoints(http::Server& server, Exporter& exporter) {
   server.Handle("/metrics", [&exporter](const http::Request& request) {
-    std::shared_ptr<const prom::Bodies> bodies = exporter.Bodies();
-    if (!bodies) return http::Response::Text(503, "no sampling cycle has completed yet\n");
-    exporter.CountScrape();
+    std::shared_ptr<const Published> published = exporter.Current();
+    if (!published) return http::Response::Text(503, "no sampling cycle has completed yet\n");
+    const bool gzip = http::AcceptsGzip(request.accept_encoding);
+    exporter.CountScrape(gzip);
+    const prom::Format format = ChooseFormat(request.accept);
+    const prom::Bodies& bodies = published->plain();
     http::Response response;
-    if (ChooseFormat(request.accept) == prom::Format::kOpenMetrics) {
-      response.content_type = std::string(prom::kOpenMetricsContentType);
-      response.body = bodies->openmetrics;
+    const bool om = format == prom::Format::kOpenMetrics;
+    response.content_type =
+        std::string(om ? prom::kOpenMetricsContentType : prom::kTextContentType);
+    // The body depends on both headers: caches must key on them.
+    response.headers.emplace_back("Vary", "Accept, Accept-Encoding");
+    if (gzip) {
+      response.body = published->Gzipped(format);
+      response.headers.emplace_back("Content-Encoding", "gzip");
     } else {
-      response.content_type = std::string(prom::kTextContentType);
-      response.body = bodies->text;
+      response.body = om ? bodies.openmetrics : bodies.text;
     }
     return response;
   });

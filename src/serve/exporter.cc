@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "export/builtin_families.h"
+#include "http/gzip.h"
 #include "serve/health.h"
 
 namespace gpuscope::serve {
@@ -60,7 +61,7 @@ prom::Family AttributionUp(const Attribution& attribution) {
 
 }  // namespace
 
-std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
+std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts scrapes,
                                        bool frozen_clock, const health::EventState* events) {
   std::vector<prom::Family> out;
   prom::Family build = prom::MakeFamily(prom::kBuildInfo);
@@ -73,7 +74,8 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrape
   if (!errors.samples.empty()) out.push_back(std::move(errors));
   out.push_back(SingleValue(prom::kCollectDuration, frozen_clock ? 0 : snapshot.collect_seconds));
   out.push_back(SingleValue(prom::kLastCollect, snapshot.timestamp));
-  out.push_back(SingleValue(prom::kScrapes, static_cast<double>(scrapes)));
+  out.push_back(SingleValue(prom::kScrapes, static_cast<double>(scrapes.all)));
+  out.push_back(SingleValue(prom::kScrapesGzip, static_cast<double>(scrapes.gzip)));
   if (events != nullptr) {
     out.push_back(SingleValue(prom::kEventsUp, events->running && events->last_wait_ok ? 1 : 0));
     out.push_back(SingleValue(prom::kEventErrors, static_cast<double>(events->wait_errors)));
@@ -137,17 +139,33 @@ std::vector<analysis::GpuDiagnosis> Exporter::LatestDiagnoses() const {
   return state_->monitor.Latest();  // the monitor has its own lock
 }
 
-std::shared_ptr<const prom::Bodies> Exporter::RenderLocked() {
+std::shared_ptr<const std::string> Published::Gzipped(prom::Format format) const {
+  const std::size_t i = format == prom::Format::kText ? 0 : 1;
+  std::call_once(once_[i], [&] {
+    const std::shared_ptr<const std::string>& plain = i == 0 ? bodies_.text : bodies_.openmetrics;
+    gzip_[i] = std::make_shared<const std::string>(http::Gzip(plain ? *plain : std::string()));
+  });
+  return gzip_[i];
+}
+
+std::shared_ptr<const prom::Bodies> Exporter::Bodies() const {
+  std::shared_ptr<const Published> published = bodies_.load();
+  if (!published) return nullptr;
+  return {published, &published->plain()};  // shares the cycle's ownership
+}
+
+std::shared_ptr<const Published> Exporter::RenderLocked() {
   State& s = *state_;
-  std::vector<prom::Family> extra = SelfFamilies(*s.snapshot, scrapes(), s.options.frozen_clock,
-                                                 s.event_state ? &*s.event_state : nullptr);
+  std::vector<prom::Family> extra =
+      SelfFamilies(*s.snapshot, {scrapes(), gzip_scrapes()}, s.options.frozen_clock,
+                   s.event_state ? &*s.event_state : nullptr);
   const Attribution* attribution = s.snapshot->attribution.get();
   if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
   for (auto& family : health::ToFamilies(*s.report, s.options.health_families)) {
     extra.push_back(std::move(family));
   }
   for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
-  return std::make_shared<const prom::Bodies>(s.renderer->Render(*s.snapshot, extra));
+  return std::make_shared<const Published>(s.renderer->Render(*s.snapshot, extra));
 }
 
 HealthVerdict Exporter::Health() const {

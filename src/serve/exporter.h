@@ -2,23 +2,27 @@
 // hook) it takes a copy of the snapshot, runs the health step on it (XIDs and
 // verdicts, JudgeCycle in health.h), updates the diagnosis monitor, builds the
 // self-metrics and renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
-// pre-rendered bodies (an atomic shared_ptr load) and never touch NVML.
+// pre-rendered bodies (an atomic shared_ptr load) and never touch NVML. A body
+// is gzipped at most once per cycle, by the first scrape of that cycle that
+// asks for gzip (Published::Gzipped); compressing eagerly would cost every
+// cycle the CPU of both formats even when Prometheus scrapes every 15 s.
 //
 // Self-metrics (rendered with every metrics set; names, types, help and labels
 // in the family registry, export/builtin_families.h, group kSelf): build info,
 // NVML up, collector up per device, NVML call errors by call and code (from
 // the snapshot's per-GPU counts), cycle duration and time, scrapes, and with
 // an event thread its up state and wait errors.
-// gpuscope_scrapes_total is counted per scrape (one atomic increment) but
-// published with the next cycle's body, so a scrape stays a pointer copy: the
-// value lags by at most one collect interval and never needs NVML.
-// With a frozen clock (golden tests) the collect duration reads 0.
+// gpuscope_scrapes_total (and gpuscope_scrapes_gzip_total, the gzipped ones) is counted per scrape
+// (one atomic increment) but published with the next cycle's body, so a scrape stays a pointer
+// copy: the value lags by at most one collect interval and never needs NVML. With a frozen clock
+// (golden tests) the collect duration reads 0.
 //
 // Thread safety: OnSnapshot runs on the sampler thread; every other method may
 // be called from any thread (the body and health state are atomic
 // shared_ptrs, the rest is under a mutex).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -61,13 +65,30 @@ HealthVerdict GpuFreshness(const Snapshot& snapshot, double now, double stale_af
 
 // The self-metric families for a snapshot (pure; see the header comment);
 // `events` is the event thread's state, nullptr when there is none.
-std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, uint64_t scrapes,
+struct ScrapeCounts {
+  uint64_t all = 0, gzip = 0;
+};
+std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts scrapes,
                                        bool frozen_clock,
                                        const health::EventState* events = nullptr);
 
 // How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
 // counters file lists it, with the file's type and help.
 health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
+
+// One cycle's bodies, plain and, on demand, gzipped.
+class Published {
+ public:
+  explicit Published(prom::Bodies bodies) : bodies_(std::move(bodies)) {}
+  const prom::Bodies& plain() const { return bodies_; }
+  // The gzip body of `format`: compressed by the first caller, shared after.
+  std::shared_ptr<const std::string> Gzipped(prom::Format format) const;
+
+ private:
+  prom::Bodies bodies_;
+  mutable std::array<std::once_flag, 2> once_;
+  mutable std::array<std::shared_ptr<const std::string>, 2> gzip_;
+};
 
 class Exporter {
  public:
@@ -83,9 +104,14 @@ class Exporter {
   void OnSnapshot(const SnapshotPtr& snapshot, const Window& window);
 
   // The latest bodies; null before the first cycle.
-  std::shared_ptr<const prom::Bodies> Bodies() const { return bodies_.load(); }
-  void CountScrape() { scrapes_.fetch_add(1, std::memory_order_relaxed); }
+  std::shared_ptr<const prom::Bodies> Bodies() const;
+  std::shared_ptr<const Published> Current() const { return bodies_.load(); }
+  void CountScrape(bool gzip = false) {
+    scrapes_.fetch_add(1, std::memory_order_relaxed);
+    if (gzip) gzip_scrapes_.fetch_add(1, std::memory_order_relaxed);
+  }
   uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
+  uint64_t gzip_scrapes() const { return gzip_scrapes_.load(std::memory_order_relaxed); }
 
   // The latest published snapshot (host name and attribution applied), the
   // health report and the diagnoses of that cycle, for the web API (web/api.h);
@@ -108,15 +134,16 @@ class Exporter {
 
  private:
   struct State;
-  std::shared_ptr<const prom::Bodies> RenderLocked();
+  std::shared_ptr<const Published> RenderLocked();
 
   collect::Clock clock_;
   std::mutex mu_;  // renderer, health state, last inputs, event source
   std::unique_ptr<State> state_;
-  std::atomic<std::shared_ptr<const prom::Bodies>> bodies_;
+  std::atomic<std::shared_ptr<const Published>> bodies_;
   std::atomic<std::shared_ptr<const Snapshot>> last_;  // for Health()
   std::atomic<std::shared_ptr<const health::HealthReport>> report_;
   std::atomic<uint64_t> scrapes_{0};
+  std::atomic<uint64_t> gzip_scrapes_{0};
   const double stale_after_s_;
 };
 

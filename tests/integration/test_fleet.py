@@ -9,8 +9,17 @@ serving application exporting inference_request_duration_seconds per GPU
 storage in a temp dir) loading every rule file of deploy/prometheus/rules and
 finding the agents through file_sd. Checked:
 
-- every rule evaluates without error, and the fleet recording rules produce
-  fleet, node and job series with the expected GPU counts;
+- every rule evaluates without error, every recording rule of every rule file
+  produces series, and the fleet recording rules fleet, node and job series
+  with the expected GPU counts;
+- every series selector of every rule expression (recording and alerting)
+  returns data, under the agents' default (lean) profile: the inputs of every
+  rule are on the wire. An alert's condition need not hold; what it reads must
+  exist. A family the lean profile exports only once non-zero (docs/scaling.md)
+  may lack data: every shipped rule compares it with a positive threshold
+  (== 1, > 0, rates), so absent reads as 0 does, and the test lists each such
+  selector; e.g. no GPU here has an uncorrected ECC error, so that selector is
+  empty in lean and 0 in full, and its rule reads the same either way;
 - GpuStraggler fires for the slow GPU (node 3, GPU 5) and for no other;
 - every panel query of every provisioned dashboard, with Grafana's variables
   substituted, returns data, and every template variable has values.
@@ -28,6 +37,7 @@ import http.server
 import json
 import math
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -313,6 +323,68 @@ def wait_for(what, check, deadline):
     raise AssertionError(f"timed out waiting for {what}; last: {last}")
 
 
+# Families whose series exist only once non-zero in the lean profile (the
+# catalog's "when non-zero" rows and the sparse families; docs/metrics.md).
+SPARSE = {"gpuscope_ecc_errors_total", "gpuscope_collector_stale",
+          "gpuscope_gpu_idle_held_seconds_total", "gpuscope_retired_pages_pending",
+          "gpuscope_remapped_rows_total", "gpuscope_remapped_rows_pending",
+          "gpuscope_remapped_rows_failure", "gpuscope_gpu_recovery_action",
+          "gpuscope_clock_throttle_seconds_total", "gpuscope_pcie_replays_total",
+          "gpuscope_gpu_health", "gpuscope_bottleneck", "gpuscope_bottleneck_confidence",
+          "gpuscope_nvlink_link_errors_total", "gpuscope_nvlink_link_active",
+          "gpuscope_xid_errors_total", "gpuscope_memory_oom_eta_seconds"}
+PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool",
+                "offset", "and", "or", "unless", "vector", "scalar", "time", "inf", "nan"}
+SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?')
+
+
+def selectors(expr):
+    """The series selectors of a PromQL expression: (name, matchers text)."""
+    out = []
+    for m in SELECTOR.finditer(expr):
+        name, matchers = m.group(1), m.group(2) or ""
+        rest = expr[m.end():].lstrip()
+        if name in PROMQL_WORDS or rest.startswith("("):  # a keyword or a function call
+            continue
+        before = expr[:m.start()].rstrip()
+        if before.endswith(("by", "without", "on", "ignoring", "group_left", "group_right")) \
+                or before.endswith(("by (", "without (", "on (", "ignoring (")):
+            continue
+        if not (name.startswith(("gpuscope", "DCGM_", "inference_", "ALERTS", "up"))):
+            continue  # label names inside by (...) lists
+        out.append((name, matchers))
+    return out
+
+
+def rule_expressions():
+    for path in sorted(glob.glob(os.path.join(RULES, "*.yml"))):
+        with open(path) as f:
+            doc = yaml.safe_load(f)
+        for group in doc.get("groups", []):
+            for rule in group.get("rules", []):
+                yield os.path.basename(path), rule.get("record") or rule.get("alert"), rule
+
+
+def check_rule_inputs(fleet):
+    """Every selector of every rule expression returns data (sparse: see SPARSE)."""
+    failures, checked, sparse = [], 0, set()
+    for path, name, rule in rule_expressions():
+        if "record" in rule and not fleet.query(rule["record"]):
+            failures.append(f"recording rule {rule['record']} ({path}) produced no series")
+        for metric, matchers in selectors(rule["expr"]):
+            sel = metric + matchers
+            checked += 1
+            if fleet.query(f"count({sel})"):
+                continue
+            # A sparse family, or a recording of one (XIDs by code): absent reads as 0.
+            if metric in SPARSE or metric.startswith("gpuscope:xid"):
+                sparse.add(sel)
+                continue
+            failures.append(f"{path}: {name}: selector {sel} returns no data")
+    log(f"{checked} rule selectors checked; sparse and empty here: {sorted(sparse)}")
+    return failures
+
+
 def dashboard_queries():
     for path in sorted(glob.glob(os.path.join(DASHBOARDS, "*.json"))):
         with open(path) as f:
@@ -361,12 +433,7 @@ def check_fleet(fleet, deadline):
         for rule in group["rules"]:
             if rule.get("health") == "err":
                 failures.append(f"rule {rule['name']} ({group['file']}): {rule.get('lastError')}")
-    with open(os.path.join(RULES, "gpu-fleet.yml")) as f:
-        fleet_rules = yaml.safe_load(f)
-    for group in fleet_rules["groups"]:
-        for rule in group["rules"]:
-            if "record" in rule and not fleet.query(rule["record"]):
-                failures.append(f"recording rule {rule['record']} produced no series")
+    failures += check_rule_inputs(fleet)
     expect = {
         "gpuscope:fleet_gpus:count": {(): 64},
         "gpuscope:job_gpus:count": {("llm-pretrain",): 32, ("finetune-7b",): 4},

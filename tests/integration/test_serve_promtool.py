@@ -2,8 +2,13 @@
 """`promtool check metrics` on the live /metrics of `gpuscope serve
 --metrics native`: no problems at all (no exemptions), in a healthy scenario
 and in the fault drill (lost GPU, XIDs, throttling: more families appear).
-Also checks that --metrics native really drops the DCGM families.
+Also checks that --metrics native really drops the DCGM families, and the
+series budget of the default (lean) profile: at most 60 series per GPU on the
+8 x H100 node with the default metrics set and counters file, the full profile
+keeping today's detail (docs/scaling.md). Per-process families (one series
+per process, bounded by the processes a GPU runs) are not counted.
 """
+import re
 import os
 import sys
 import time
@@ -12,8 +17,47 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import Serve, check, need_tool, promtool, run_script  # noqa: E402
 
 
+LEAN_MAX_PER_GPU = 60
+GPUS = 8
+GPU_LABEL = re.compile(r'[{,]gpu="(\d+)"')
+
+
+def series_per_gpu(text):
+    """Series per gpu label value, per-process families left out."""
+    counts = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#") or "process" in line.split("{", 1)[0]:
+            continue
+        m = GPU_LABEL.search(line)
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return counts
+
+
+def check_series_budget():
+    counts = {}
+    for profile in ("lean", "full"):
+        with Serve(["--simulate", "training-8xh100", "-c", "200", "--profile", profile]) as s:
+            s.wait_healthy()
+            time.sleep(1.0)  # a few cycles: GPM and integrals present
+            status, _, text = s.get("/metrics")
+            check(status == 200, status)
+            counts[profile] = series_per_gpu(text)
+            check(len(counts[profile]) == GPUS, "%s: gpus %s" % (profile, counts[profile]))
+            if profile == "full":
+                check("gpuscope_nvlink_link_errors_total{" in text, "full: no per-link series")
+            else:
+                check("gpuscope_nvlink_errors_total{" in text, "lean: no NVLink totals")
+    worst = max(counts["lean"].values())
+    print("series per GPU: lean %d, full %d" % (worst, max(counts["full"].values())))
+    check(worst <= LEAN_MAX_PER_GPU, "lean profile: %d series on one GPU, budget %d: %s" % (
+        worst, LEAN_MAX_PER_GPU, counts["lean"]))
+    check(min(counts["full"].values()) > 2 * worst, "full profile lost detail: %s" % counts)
+
+
 def main():
     need_tool("promtool", "prometheus")
+    check_series_budget()
     for scenario in ("training-8xh100", "fault-drill", "mixed-node"):
         with Serve(["--simulate", scenario, "--metrics", "native", "-c", "200"]) as s:
             s.wait_healthy()

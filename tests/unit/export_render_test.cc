@@ -35,6 +35,7 @@ RenderOptions Options(MetricSet metrics = MetricSet::kBoth) {
   RenderOptions options;
   options.metrics = metrics;
   options.counters = SmallCounters();
+  options.profile = Profile::kFull;  // every family (the lean one: export_profile_test)
   return options;
 }
 

@@ -59,6 +59,7 @@ inline Snapshot FullSnapshot(unsigned gpus = 8) {
 inline RenderOptions AllCounters(MetricSet metrics) {
   RenderOptions options;
   options.metrics = metrics;
+  options.profile = Profile::kFull;
   std::string csv =
       "DCGM_FI_DRIVER_VERSION, label, Driver Version\n"
       "DCGM_FI_DEV_SERIAL, label, Serial\n";

@@ -53,11 +53,37 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
   EXPECT_TRUE(Contains(text, "gpuscope_collector_up{gpu=\"1\"} 1\n"));
   EXPECT_TRUE(Contains(text, "gpuscope_last_collect_timestamp_seconds 1714566896.789\n"));
   EXPECT_TRUE(Contains(text, "# TYPE gpuscope_scrapes_total counter\ngpuscope_scrapes_total 0\n"));
-  EXPECT_TRUE(Contains(text, "gpuscope_gpu_health{"));
-  EXPECT_TRUE(Contains(text, "gpuscope_bottleneck{"));
+  // Lean by default: healthy checks and kinds never found have no series.
+  EXPECT_FALSE(Contains(text, "gpuscope_gpu_health{"));
+  EXPECT_FALSE(Contains(text, "gpuscope_bottleneck{"));
   const std::string om = *f.exporter->Bodies()->openmetrics;
   EXPECT_TRUE(om.ends_with("# EOF\n"));
   EXPECT_TRUE(Contains(om, "# TYPE gpuscope_scrapes counter\n"));
+  options.render.profile = prom::Profile::kFull;
+  Fixture full(options);
+  full.Publish(cli::testing::TwoGpuSnapshot());
+  EXPECT_TRUE(Contains(full.Text(), "gpuscope_gpu_health{"));
+  EXPECT_TRUE(Contains(full.Text(), "gpuscope_bottleneck{"));
+}
+
+// gzip once per cycle: the same compressed body for every scrape of a cycle,
+// inflating to the plain one; a new cycle compresses anew.
+TEST(ServeExporter, GzipsEachCycleOnce) {
+  Fixture f;
+  f.Publish(cli::testing::TwoGpuSnapshot());
+  std::shared_ptr<const Published> cycle = f.exporter->Current();
+  std::shared_ptr<const std::string> gz = cycle->Gzipped(prom::Format::kText);
+  ASSERT_TRUE(gz && gz->size() > 18);
+  EXPECT_EQ(cycle->Gzipped(prom::Format::kText), gz);  // the same object: not recompressed
+  EXPECT_NE(cycle->Gzipped(prom::Format::kOpenMetrics), gz);
+  EXPECT_LT(gz->size() * 3, cycle->plain().text->size());
+  f.exporter->CountScrape(true);
+  f.exporter->CountScrape(false);
+  EXPECT_EQ(f.exporter->gzip_scrapes(), 1u);
+  f.Publish(cli::testing::TwoGpuSnapshot());
+  EXPECT_NE(f.exporter->Current()->Gzipped(prom::Format::kText), gz);
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_scrapes_total 2\n"));
+  EXPECT_TRUE(Contains(f.Text(), "gpuscope_scrapes_gzip_total 1\n"));
 }
 
 // Partial failure is visible: failed NVML calls by call and code, and the

@@ -1,0 +1,18 @@
+// gzip for response bodies (RFC 1952, via zlib), and reading the
+// Accept-Encoding header. Thread safety: pure functions.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace gpuscope::http {
+
+// `body` as a gzip member (zlib's default level: /metrics bodies are
+// compressed at most once per sampling cycle, so ratio beats speed).
+std::string Gzip(std::string_view body);
+
+// True when an Accept-Encoding header value accepts gzip (RFC 9110 12.5.3):
+// "gzip" or "x-gzip" with q > 0, or "*" with q > 0 when gzip is not named.
+bool AcceptsGzip(std::string_view accept_encoding);
+
+}  // namespace gpuscope::http

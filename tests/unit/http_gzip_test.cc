@@ -1,0 +1,58 @@
+// gzip bodies and Accept-Encoding negotiation (http/gzip.h).
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <string>
+
+#include "http/gzip.h"
+
+namespace gpuscope::http {
+namespace {
+
+// Inflates a gzip member with zlib (the way a client reads the body).
+std::string Gunzip(const std::string& data) {
+  z_stream stream{};
+  EXPECT_EQ(inflateInit2(&stream, 15 + 16), Z_OK);
+  std::string out(1 << 20, '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
+  stream.avail_in = static_cast<uInt>(data.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  inflateEnd(&stream);
+  return out;
+}
+
+TEST(Gzip, RoundTripsAndCompresses) {
+  std::string body;
+  for (int i = 0; i < 2000; ++i) {
+    body += "gpuscope_power_usage_watts{gpu=\"" + std::to_string(i % 8) + "\"} " +
+            std::to_string(i * 7) + "\n";
+  }
+  std::string gz = Gzip(body);
+  ASSERT_GE(gz.size(), 18u);
+  EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);  // gzip magic
+  EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
+  EXPECT_LT(gz.size() * 5, body.size());
+  EXPECT_EQ(Gunzip(gz), body);
+  EXPECT_EQ(Gunzip(Gzip("")), "");
+}
+
+TEST(Gzip, AcceptEncoding) {
+  EXPECT_TRUE(AcceptsGzip("gzip"));
+  EXPECT_TRUE(AcceptsGzip("GZip"));
+  EXPECT_TRUE(AcceptsGzip("deflate, gzip;q=0.5"));
+  EXPECT_TRUE(AcceptsGzip("x-gzip"));
+  EXPECT_TRUE(AcceptsGzip("*"));
+  EXPECT_TRUE(AcceptsGzip(" br ; q=1 , gzip "));
+  EXPECT_FALSE(AcceptsGzip(""));
+  EXPECT_FALSE(AcceptsGzip("identity"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzip;q=0, *"));  // named with q=0 beats the wildcard
+  EXPECT_FALSE(AcceptsGzip("*;q=0"));
+  EXPECT_FALSE(AcceptsGzip("gzipped"));
+}
+
+}  // namespace
+}  // namespace gpuscope::http
