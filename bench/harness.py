@@ -31,6 +31,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -288,12 +289,13 @@ def parse_wrk(text):
     return out
 
 
-def run_wrk(proc, seconds, connections=32, threads=2):
+def run_wrk(proc, seconds, connections=32, threads=2, gzip=False):
     threads = min(threads, connections)
     url = f"http://127.0.0.1:{proc.port}/metrics"
     cpu0 = tree_cpu_seconds(proc.pid)
-    text = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency",
-                           url], capture_output=True, text=True, check=True).stdout
+    header = ["-H", "Accept-Encoding: gzip"] if gzip else []
+    text = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{seconds}s", "--latency"]
+                          + header + [url], capture_output=True, text=True, check=True).stdout
     result = parse_wrk(text)
     result["server_cpu_s"] = tree_cpu_seconds(proc.pid) - cpu0
     result["server_rss_kib"] = tree_rss_kib(proc.pid)
@@ -345,6 +347,52 @@ def scrape_pair(b, out, label, agent, seconds, smoke, connections=32):
         result["connections"] = connections
         out[name] = result
     b.stop_all()
+
+
+def series_per_gpu(text):
+    """Largest number of series carrying one gpu label value."""
+    counts = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.search(r'[{,]gpu="(\d+)"', line)
+        if m:
+            counts[m.group(1)] = counts.get(m.group(1), 0) + 1
+    return max(counts.values()) if counts else 0
+
+
+def stage_wire(b, smoke):
+    """What Prometheus receives from the default agent (lean and full profile,
+    default counters file): series per GPU, body bytes plain and gzipped (as
+    served), and the scrape p99 at 32 connections asking for gzip."""
+    seconds = 1 if smoke else 10
+    out = {}
+    for gpus in (8, 64):
+        for profile in ("lean", "full"):
+            port = free_port()
+            proc = b.start(f"wire-{gpus}-{profile}", [
+                b.gpuscope, "serve", "--simulate", b.scenario(gpus), "-a", f"127.0.0.1:{port}",
+                "--profile", profile, "--log-level", "warn"])
+            proc.port = port
+            wait_serving(proc, port)
+            time.sleep(3 if smoke else 35)  # the diagnosis has run: its series are there
+            plain = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read()
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/metrics",
+                                         headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                gz = r.read()
+                encoding = r.headers.get("Content-Encoding")
+            text = plain.decode()
+            res = {"series": sum(1 for l in text.splitlines() if l and not l.startswith("#")),
+                   "series_per_gpu": series_per_gpu(text), "plain_bytes": len(plain),
+                   "gzip_bytes": len(gz), "content_encoding": encoding}
+            if profile == "lean":
+                if not smoke:
+                    run_wrk(proc, 2, 32, gzip=True)
+                res["wrk_gzip"] = run_wrk(proc, seconds, 32, gzip=True)
+            out[f"{gpus}-{profile}"] = res
+            b.stop_all()
+    return out
 
 
 def stage_scrape(b, smoke):
@@ -419,20 +467,22 @@ def thread_cpu_ns(pid):
     return out
 
 
-def stage_sampling(b, smoke):
+def stage_sampling(b, smoke, full_window=False):
     """Idle agents (no scrapes) at 1 s and 100 ms, 8 and 64 GPUs, side by side.
 
     The 100 ms agents keep a 60 s window: it holds 600 points per GPU at the
     end, as many as the default 10-minute window at the default 1 s cadence,
     so their RSS is the full-window figure. No simulator control file here:
-    its polling thread would count as agent CPU."""
+    its polling thread would count as agent CPU. With --full-window the 100 ms
+    agents keep the default 10-minute window (6,000 points per GPU) and the
+    stage waits until it has filled (over 10 minutes)."""
     seconds = 2 if smoke else 60
     configs = [(8, 100)] if smoke else [(8, 1000), (8, 100), (64, 1000), (64, 100)]
     runs = []
     for gpus, ms in configs:
-        window = "60s" if ms == 100 else "10m"
+        window = "60s" if ms == 100 and not full_window else "10m"
         runs.append((gpus, ms, window, b.start_gpuscope(f"sampling-{gpus}-{ms}", gpus, ms, window)))
-    time.sleep(1 if smoke else 5)
+    time.sleep(1 if smoke else (600 if full_window else 5))
     marks = [(time.monotonic(), cpu_seconds(p.pid), thread_cpu_ns(p.pid)) for *_, p in runs]
     time.sleep(seconds)
     out = {}
@@ -609,9 +659,11 @@ def main():
     ap.add_argument("--smoke", action="store_true", help="seconds per stage, no assertions")
     ap.add_argument("--soak-seconds", type=int, default=600)
     ap.add_argument("--no-soak", action="store_true")
+    ap.add_argument("--full-window", action="store_true",
+                    help="sampling stage: fill the default 10 min window at 100 ms (10+ min)")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--from-json", help="only re-render --out from results saved with --json")
-    ap.add_argument("--stages", default="micro,nvml,startup,scrape,sampling,callgrind",
+    ap.add_argument("--stages", default="micro,nvml,startup,scrape,wire,sampling,callgrind",
                     help="comma list of stages to run")
     args = ap.parse_args()
     stages = set(args.stages.split(","))
@@ -631,7 +683,8 @@ def main():
             ("nvml", lambda: stage_nvml_calls(b)),
             ("startup", lambda: stage_startup(b, args.smoke)),
             ("scrape", lambda: stage_scrape(b, args.smoke)),
-            ("sampling", lambda: stage_sampling(b, args.smoke)),
+            ("wire", lambda: stage_wire(b, args.smoke)),
+            ("sampling", lambda: stage_sampling(b, args.smoke, args.full_window)),
             ("callgrind", lambda: stage_callgrind(b, args.smoke))]
     try:
         for name, fn in plan:

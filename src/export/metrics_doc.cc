@@ -147,7 +147,8 @@ Generated from the metric catalog (`src/collect/catalog_rows.h`) and the family 
 alert and recording rules read, at most 60 series per H100 with the default counters file: the
 "lean profile" column says, per native row, whether it is exported `always`, `when non-zero`
 (the first cycle its value is not 0, and from then on until the agent restarts, so a series is
-created once and never flaps) or only in the `full` profile. In the lean profile
+created once and never flaps), `without GPM` (only on a GPU without GPM DRAM activity, for which
+it stands in) or only in the `full` profile. In the lean profile
 `gpuscope_gpu_health` and `gpuscope_bottleneck`/`gpuscope_bottleneck_confidence` are exported
 when non-zero in the same way (a check that never warned, a kind never found, has no series),
 `gpuscope_nvlink_link_active` and `gpuscope_nvlink_link_errors_total` only for links that were

@@ -74,6 +74,8 @@ LeanPolicy LeanPolicyOf(Metric metric) {
     case kThrottleHwPowerBrake:
     case kThrottleDisplayClock:
       return LeanPolicy::kSparse;
+    case kMemCopyUtil:
+      return LeanPolicy::kNoGpm;
     default:
       return LeanPolicy::kFullOnly;
   }
@@ -85,6 +87,8 @@ std::string_view LeanPolicyName(LeanPolicy policy) {
       return "always";
     case LeanPolicy::kSparse:
       return "when non-zero";
+    case LeanPolicy::kNoGpm:
+      return "without GPM";
     case LeanPolicy::kFullOnly:
       break;
   }

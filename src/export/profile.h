@@ -34,7 +34,12 @@ std::optional<Profile> ParseProfile(std::string_view text);
 std::string_view ProfileName(Profile profile);
 
 // What the lean profile does with a catalog row's native series.
-enum class LeanPolicy : uint8_t { kAlways, kSparse, kFullOnly };
+enum class LeanPolicy : uint8_t {
+  kAlways,
+  kSparse,
+  kFullOnly,
+  kNoGpm,  // only on a GPU without GPM DRAM activity (memory-copy utilization stands in)
+};
 
 LeanPolicy LeanPolicyOf(Metric metric);
 std::string_view LeanPolicyName(LeanPolicy policy);  // "always", "when non-zero", "full"

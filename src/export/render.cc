@@ -58,8 +58,10 @@ std::vector<PlannedFamily> PlanNative(Profile profile) {
     if (families.empty() || families.back().name != def.native.name) {
       families.push_back(PlanFamily(def.native.name, def.help, CatalogType(def.native.type)));
     }
+    const bool lean = profile == Profile::kLean;
     families.back().rows.push_back({def.id, def.native.scale, false, def.native.labels,
-                                    profile == Profile::kLean && policy == LeanPolicy::kSparse});
+                                    lean && policy == LeanPolicy::kSparse,
+                                    lean && policy == LeanPolicy::kNoGpm});
   }
   return families;
 }
@@ -180,6 +182,7 @@ namespace {
 // Whether a sparse row has a series: once its value was non-zero.
 bool ShowRow(const PlannedFamily::Row& row, const GpuSample& sample,
              std::bitset<kMetricCount>& shown) {
+  if (row.no_gpm) return !sample.Has(Metric::kDramActive);
   if (!row.sparse) return true;
   if (sample.Get(row.metric) != 0) shown.set(Index(row.metric));
   return shown.test(Index(row.metric));

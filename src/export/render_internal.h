@@ -22,6 +22,7 @@ struct PlannedFamily {
     bool integer = false;
     std::string_view fixed_labels;  // already escaped: pipe="tensor"
     bool sparse = false;            // lean profile: only once non-zero
+    bool no_gpm = false;            // lean profile: only without GPM DRAM activity
   };
   std::string name;
   FamilyType type = FamilyType::kGauge;

@@ -366,21 +366,33 @@ def rule_expressions():
 
 
 def check_rule_inputs(fleet):
-    """Every selector of every rule expression returns data (sparse: see SPARSE)."""
-    failures, checked, sparse = [], 0, set()
-    for path, name, rule in rule_expressions():
-        if "record" in rule and not fleet.query(rule["record"]):
-            failures.append(f"recording rule {rule['record']} ({path}) produced no series")
-        for metric, matchers in selectors(rule["expr"]):
+    """Every selector of every rule expression returns data (sparse: see SPARSE).
+    A selector of a recorded series that has none yet (its group evaluates less
+    often than this test runs, e.g. the 14-day baselines) is checked through
+    the recording rule's own expression, down to the agents' families."""
+    failures, sparse, checked = [], set(), [0]
+    records = {rule["record"]: rule["expr"] for _, _, rule in rule_expressions() if "record" in rule}
+
+    def expr_ok(expr, where, depth=0):
+        ok = True
+        for metric, matchers in selectors(expr):
             sel = metric + matchers
-            checked += 1
+            checked[0] += 1
             if fleet.query(f"count({sel})"):
                 continue
             # A sparse family, or a recording of one (XIDs by code): absent reads as 0.
             if metric in SPARSE or metric.startswith("gpuscope:xid"):
                 sparse.add(sel)
                 continue
-            failures.append(f"{path}: {name}: selector {sel} returns no data")
+            if metric in records and depth < 5 and expr_ok(records[metric], where, depth + 1):
+                continue
+            failures.append(f"{where}: selector {sel} returns no data")
+            ok = False
+        return ok
+
+    for path, name, rule in rule_expressions():
+        expr_ok(rule["expr"], f"{path}: {name}")
+    checked = checked[0]
     log(f"{checked} rule selectors checked; sparse and empty here: {sorted(sparse)}")
     return failures
 
