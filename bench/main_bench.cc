@@ -131,8 +131,7 @@ int RunServe(const Args& args) {
   http::ServerOptions options;
   options.listen_address = "127.0.0.1:0";
   http::Server server(options);
-  serve::RegisterEndpoints(server, exporter,
-                           {"bench", "simulator", sampler.Latest()->gpus.size(), "both"});
+  serve::RegisterEndpoints(server, exporter);
   if (Status started = server.Start(); !started.ok()) {
     std::fprintf(stderr, "%s\n", started.message().c_str());
     return 1;
