@@ -47,8 +47,10 @@ nvmlReturn_t Reasons(Fn fn, nvmlDevice_t d, unsigned long long* reasons) {
 SIM_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t* util) {
   SIM_DEVICE_CALL(nvmlDeviceGetUtilizationRates, d);
   if (!util) return rc::kInvalidArgument;
-  util->gpu = Percent(c.st.act.util);
-  util->memory = Percent(c.st.act.dram);
+  // With MIG on, the driver has no whole-GPU figure (per-instance GPM has).
+  if (c.spec().mig_enabled) return rc::kNotSupported;
+  util->gpu = Percent(c.st.util_avg);  // averaged over the sample period
+  util->memory = Percent(c.st.dram_avg);
   return rc::kSuccess;
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "history.h"
+
 namespace gpuscope::sim {
 namespace {
 
@@ -69,6 +71,28 @@ Effects ActiveEffects(const PhysicsInput& in, double t) {
   return e;
 }
 
+// Memory (HBM) temperature: a few degrees under the GPU, warmer with DRAM
+// traffic, plus the scenario's offset for a board whose HBM runs hot.
+double MemoryTemp(const GpuSpec& spec, const GpuState& s) {
+  return s.temp_c - 3 + 8 * s.act.dram + spec.hbm_offset_c;
+}
+
+void AverageUtilization(GpuState& s) {
+  auto slot = static_cast<size_t>(s.step % kUtilWindow);
+  s.util_hist[slot] = s.act.util, s.dram_hist[slot] = s.act.dram;
+  double u = 0, m = 0;
+  for (int i = 0; i < kUtilWindow; ++i) u += s.util_hist[i], m += s.dram_hist[i];
+  s.util_avg = u / kUtilWindow, s.dram_avg = m / kUtilWindow;
+}
+
+// A slowdown ratio that drops 0.02 per step while `hot` and recovers 0.01 per
+// step once `cool`.
+double SlowdownRatio(double ratio, bool hot, bool cool) {
+  if (hot) return std::max(0.3, ratio - 0.02);
+  if (cool) return std::min(1.0, ratio + 0.01);
+  return ratio;
+}
+
 struct Thermal {
   double r;        // degrees per watt
   double ambient;  // degrees at zero power
@@ -90,7 +114,7 @@ void Operate(const PhysicsInput& in, const Effects& e, const Activity& a, GpuSta
   const Preset& p = *in.spec.preset;
   bool busy = a.util >= 0.01;
   double idle = p.idle_power_w;
-  double demand = busy ? idle + (p.peak_power_w - idle) * PowerActivity(a) : idle;
+  double demand = busy ? idle + (p.peak_power_w - idle) * PowerActivity(a) * a.power_boost : idle;
   s.limit_w = e.cap_w > 0 ? e.cap_w
                           : (in.spec.power_limit_w > 0 ? in.spec.power_limit_w : p.power_default_w);
   double cap_ratio = 1;
@@ -98,7 +122,7 @@ void Operate(const PhysicsInput& in, const Effects& e, const Activity& a, GpuSta
     cap_ratio = std::clamp((s.limit_w - idle) / (demand - idle), 0.1, 1.0);
   }
   double brake_ratio = e.brake ? 0.25 : 1.0;
-  s.clock_ratio = std::min({cap_ratio, s.thermal_ratio, brake_ratio});
+  s.clock_ratio = std::min({cap_ratio, s.thermal_ratio, s.hbm_ratio, brake_ratio});
   s.power_w = idle + (demand - idle) * s.clock_ratio;
   s.act = a;
   s.sm_clock = busy ? std::max<unsigned>(p.idle_sm_clock,
@@ -110,6 +134,7 @@ void Operate(const PhysicsInput& in, const Effects& e, const Activity& a, GpuSta
   if (!busy) s.reasons |= 0x1;                 // GpuIdle
   if (cap_ratio < 1) s.reasons |= 0x4;         // SwPowerCap
   if (s.thermal_ratio < 1) s.reasons |= 0x60;  // Sw + Hw thermal slowdown
+  if (s.hbm_ratio < 1) s.reasons |= 0x20;      // Sw thermal: memory above its max
   if (e.brake) s.reasons |= 0x80 | 0x8;        // HW power brake, HW slowdown
 }
 
@@ -125,16 +150,18 @@ void UpdateMemory(const PhysicsInput& in, const Effects& e, double t, GpuState& 
 
 void UpdateLinks(const PhysicsInput& in, const Effects& e, GpuState& s, double dt) {
   unsigned links = in.spec.preset->nvlink_links;
-  unsigned up = 0;
-  for (unsigned l = 0; l < links; ++l) up += !e.link_down[l];
+  // Traffic splits unevenly (fixed per-link shares of the up links).
+  double weight_up = 0;
+  for (unsigned l = 0; l < links; ++l) weight_up += e.link_down[l] ? 0 : LinkWeight(in, l);
   s.link_down = e.link_down;
   for (unsigned l = 0; l < links; ++l) {
     LinkErrors& le = s.link_errors[l];
     const LinkErrors& r = e.link_rates[l];
     le.replay += r.replay * dt, le.recovery += r.recovery * dt;
     le.crc_flit += r.crc_flit * dt, le.crc_data += r.crc_data * dt;
-    if (e.link_down[l] || up == 0) continue;
-    double tx = s.act.nvlink_tx / up * dt, rx = s.act.nvlink_rx / up * dt;
+    if (e.link_down[l] || weight_up <= 0) continue;
+    double share = LinkWeight(in, l) / weight_up;
+    double tx = s.act.nvlink_tx * share * dt, rx = s.act.nvlink_rx * share * dt;
     s.nvlink_tx_kib[l] += tx / 1024, s.nvlink_rx_kib[l] += rx / 1024;
     s.gpm.nvlink_tx[l] += tx, s.gpm.nvlink_rx[l] += rx;
   }
@@ -155,16 +182,20 @@ void Integrate(const PhysicsInput& in, const Effects& e, double t, GpuState& s, 
   const Preset& p = *in.spec.preset;
   double target = TargetTemp(in.spec, e, s.power_w);
   s.temp_c += (target - s.temp_c) * (1 - std::exp(-dt / kThermalTauS));
-  s.mem_temp_c = s.temp_c - 3 + 8 * s.act.dram;
+  s.mem_temp_c = MemoryTemp(in.spec, s);
   s.energy_mj += s.power_w * dt * 1000;
   s.power_hist[static_cast<size_t>(s.step % kPowerWindow)] = s.power_w;
+  AverageUtilization(s);
   double ns = dt * 1e9;
   if (s.reasons & 0x4) s.violation_ns[kViolPower] += ns;
-  if (s.reasons & 0x40) s.violation_ns[kViolThermal] += ns;
+  if (s.reasons & 0x60) s.violation_ns[kViolThermal] += ns;  // die or memory
   if (s.reasons & 0x80) s.violation_ns[kViolBoard] += ns;
   if (s.reasons & 0x1) s.violation_ns[kViolLowUtil] += ns;
   UpdateMemory(in, e, t, s, dt);
-  s.pcie_gen = e.pcie_down ? std::min(e.gen, p.pcie_gen) : p.pcie_gen;
+  bool busy = s.act.util >= 0.01;
+  s.idle_s = busy ? 0 : s.idle_s + dt;
+  unsigned trained = in.spec.pcie_parking && s.idle_s >= kPcieParkAfterS ? 1 : p.pcie_gen;
+  s.pcie_gen = e.pcie_down ? std::min(e.gen, trained) : trained;
   s.pcie_width = e.pcie_down ? std::min(e.width, p.pcie_width) : p.pcie_width;
   s.pcie_replays += e.pcie_replay_rate * dt;
   UpdateLinks(in, e, s, dt);
@@ -211,8 +242,12 @@ GpuState InitialState(const PhysicsInput& in, std::vector<size_t>* onsets) {
   Effects normal = e;
   normal.cooling = 1;
   s.temp_c = TargetTemp(in.spec, normal, s.power_w);
-  s.mem_temp_c = s.temp_c - 3 + 8 * s.act.dram;
+  s.mem_temp_c = MemoryTemp(in.spec, s);
   s.power_hist.fill(s.power_w);
+  s.util_hist.fill(s.act.util), s.dram_hist.fill(s.act.dram);
+  // The driver has been up a while: an idle board's link is already parked.
+  s.idle_s = s.act.util >= 0.01 ? 0 : in.spec.driver_uptime_s + kPcieParkAfterS;
+  ApplyDriverHistory(in, s);
   Integrate(in, e, 0, s, 0);  // levels only: dt = 0 adds nothing
   CollectOnsets(in, s, onsets);
   return s;
@@ -222,10 +257,11 @@ void Step(const PhysicsInput& in, GpuState& s, std::vector<size_t>* onsets) {
   double t = s.step * kStepSeconds;
   Effects e = ActiveEffects(in, t);
   const Preset& p = *in.spec.preset;
-  if (s.temp_c >= p.temp_slowdown) {
-    s.thermal_ratio = std::max(0.3, s.thermal_ratio - 0.02);
-  } else if (s.temp_c < p.temp_slowdown - 1.0) {
-    s.thermal_ratio = std::min(1.0, s.thermal_ratio + 0.01);
+  s.thermal_ratio =
+      SlowdownRatio(s.thermal_ratio, s.temp_c >= p.temp_slowdown, s.temp_c < p.temp_slowdown - 1.0);
+  if (p.temp_mem_max > 0) {
+    s.hbm_ratio = SlowdownRatio(s.hbm_ratio, s.mem_temp_c >= p.temp_mem_max,
+                                s.mem_temp_c < p.temp_mem_max - 1.0);
   }
   Operate(in, e, EvaluateWorkload(in.spec.workload, t, in.seed, in.gpu, s.step), s);
   Integrate(in, e, t, s, kStepSeconds);

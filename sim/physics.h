@@ -20,6 +20,12 @@ namespace gpuscope::sim {
 constexpr double kStepSeconds = 0.1;
 constexpr unsigned kMaxLinks = 18;
 constexpr int kPowerWindow = 10;  // steps in the 1 s power average
+// Steps in the driver's utilization sample period (1 s on datacenter boards):
+// nvmlDeviceGetUtilizationRates answers the average over it.
+constexpr int kUtilWindow = 10;
+// An idle GPU parks its PCIe link at Gen1 after this long; it retrains to
+// its maximum at the first busy step.
+constexpr double kPcieParkAfterS = 1.0;
 
 int64_t StepAt(double t);  // the step whose state describes time t
 
@@ -45,11 +51,15 @@ struct GpuState {
   Activity act;
   double power_w = 0, temp_c = 0, mem_temp_c = 0;
   double clock_ratio = 1, thermal_ratio = 1;
+  double hbm_ratio = 1;  // memory-temperature slowdown (SwThermal 0x20)
   unsigned sm_clock = 0, mem_clock = 0;
   int pstate = 0;
   unsigned long long reasons = 0;
   double limit_w = 0;
   std::array<double, kPowerWindow> power_hist{};
+  std::array<double, kUtilWindow> util_hist{}, dram_hist{};
+  double util_avg = 0, dram_avg = 0;  // over the utilization sample period
+  double idle_s = 0;                  // seconds since the last busy step
   // Integrals and counters.
   double energy_mj = 0;
   std::array<double, 6> violation_ns{};

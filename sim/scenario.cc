@@ -78,6 +78,7 @@ Result<Scenario> Parser::Top(const YAML::Node& root) {
   unsigned cuda = 12080;
   GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("cuda_version", &cuda, 1000, 99999));
   sc.cuda_version = static_cast<int>(cuda);
+  GPUSCOPE_RETURN_IF_ERROR(r.Double("driver_uptime_s", &sc.driver_uptime_s, 0, 10 * 365 * 86400.0));
   if (sc.nvml_version.empty()) sc.nvml_version = "12." + sc.driver_version;
   YAML::Node gpus = r.Get("gpus");
   if (!gpus.IsDefined() || gpus.IsNull()) return Error(root, "missing 'gpus' list");
@@ -86,6 +87,7 @@ Result<Scenario> Parser::Top(const YAML::Node& root) {
   if (sc.gpus.size() > 64) return Error(gpus, "at most 64 GPUs");
   GPUSCOPE_RETURN_IF_ERROR(Faults(r.Get("faults"), true, &sc, nullptr));
   GPUSCOPE_RETURN_IF_ERROR(r.Finish());
+  for (GpuSpec& g : sc.gpus) g.driver_uptime_s = sc.driver_uptime_s;
   return sc;
 }
 
@@ -136,6 +138,8 @@ Status Parser::Board(FieldReader& r, const YAML::Node& node, GpuSpec* g, unsigne
   GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("pci_bus", &g->pci_bus, 1, 255));
   GPUSCOPE_RETURN_IF_ERROR(
       r.Double("power_limit_w", &g->power_limit_w, g->preset->power_min_w, g->preset->power_max_w));
+  GPUSCOPE_RETURN_IF_ERROR(r.Double("hbm_offset_c", &g->hbm_offset_c, 0, 60));
+  GPUSCOPE_RETURN_IF_ERROR(r.Bool("pcie_parking", &g->pcie_parking));
   return r.Double("ambient_c", &g->ambient_c, -20, 40);
 }
 
@@ -200,6 +204,9 @@ Status Parser::OneSegment(const YAML::Node& node, Segment* seg) {
       {"duty", &seg->duty, 1},
       {"low", &seg->low, 1},
       {"noise", &seg->noise, 0.5},
+      {"burst_every_s", &seg->burst_every_s, kMaxTime},
+      {"burst_s", &seg->burst_s, kMaxTime},
+      {"burst_power", &seg->burst_power, 3},
   };
   for (auto& f : fields) GPUSCOPE_RETURN_IF_ERROR(r.Double(f.key, f.v, 0, f.hi));
   if (r.Has("memory_used_gib")) {

@@ -17,6 +17,11 @@
 
 namespace gpuscope::sim {
 
+// How long the driver has run before scenario time 0: counters since the
+// driver loaded (energy, violation times, replays, NVLink) start from what
+// that history left. Three days by default.
+constexpr double kDefaultDriverUptimeS = 3 * 86400.0;
+
 enum class WorkloadKind { kIdle, kTraining, kInference, kCustom };
 
 // Activity levels are fractions 0..1; traffic in MB/s (10^6 bytes/s).
@@ -31,6 +36,9 @@ struct Segment {
   double noise = 0;                               // +- amplitude on activities
   std::vector<std::pair<double, double>> points;  // custom: [t since at, factor]
   bool repeat = false;                            // custom: loop the curve
+  // Brief power bursts: every burst_every_s, for burst_s, power demand above
+  // idle x burst_power (a step that overshoots the limit for a moment).
+  double burst_every_s = 0, burst_s = 0.5, burst_power = 1.3;
 };
 
 struct ProcessSpec {
@@ -48,10 +56,13 @@ struct MigInstanceSpec {
 
 struct GpuSpec {
   const Preset* preset = nullptr;
-  std::string uuid, serial;  // empty: derived from seed and index
-  unsigned pci_bus = 0;      // 0: derived from index
-  double power_limit_w = 0;  // 0: preset default
-  double ambient_c = 0;      // offset added to the preset's temperatures
+  std::string uuid, serial;                        // empty: derived from seed and index
+  unsigned pci_bus = 0;                            // 0: derived from index
+  double power_limit_w = 0;                        // 0: preset default
+  double ambient_c = 0;                            // offset added to the preset's temperatures
+  double hbm_offset_c = 0;                         // added to the memory temperature (hot HBM)
+  bool pcie_parking = true;                        // the PCIe link parks at Gen1 when idle
+  double driver_uptime_s = kDefaultDriverUptimeS;  // the scenario's, copied
   std::vector<Segment> workload;
   std::vector<ProcessSpec> processes;
   bool mig_enabled = false;
@@ -66,6 +77,7 @@ struct Scenario {
   std::string driver_version = "570.133.20";
   std::string nvml_version;  // default "12." + driver_version
   int cuda_version = 12080;
+  double driver_uptime_s = kDefaultDriverUptimeS;
   std::vector<GpuSpec> gpus;  // replicas expanded
 };
 

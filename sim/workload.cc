@@ -82,6 +82,9 @@ Activity EvaluateWorkload(const std::vector<Segment>& timeline, double t, uint64
   a.pcie_rx = traffic(s->pcie_rx_mbps);
   a.nvlink_tx = traffic(s->nvlink_tx_mbps);
   a.nvlink_rx = traffic(s->nvlink_rx_mbps);
+  if (s->burst_every_s > 0 && std::fmod(t - s->at, s->burst_every_s) < s->burst_s) {
+    a.power_boost = s->burst_power;
+  }
   return a;
 }
 

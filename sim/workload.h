@@ -17,6 +17,7 @@ struct Activity {
   double fp64 = 0, fp32 = 0, fp16 = 0;
   double pcie_tx = 0, pcie_rx = 0, nvlink_tx = 0, nvlink_rx = 0;
   double memory_gib = -1;  // segment's memory_used_gib, -1 when unset
+  double power_boost = 1;  // factor on power demand above idle (a burst)
 };
 
 // A uniform value in [0, 1) from (seed, gpu, step, channel): no RNG state, so
