@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -86,6 +87,8 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     }
     d.points = used.size();
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
+    d.utilization = std::any_of(used.begin(), used.end(),
+                                [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
     d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
     if (snapshot.attribution) d.holders = snapshot.attribution->Of(d.info);
     out.push_back(std::move(d));
@@ -101,6 +104,19 @@ std::string GpuLabel(const GpuInfo& info) {
   return label;
 }
 
+namespace {
+
+std::string NoFindingLine(const GpuDiagnosis& d) {
+  if (d.points < 2) return "  not enough samples in the window to diagnose\n";
+  if (d.utilization) return "  no bottleneck found: moderate, steady load\n";
+  return d.info.mig_enabled && !d.info.gpu_instance_id
+             ? "  no bottleneck found; utilization not available: MIG mode, the driver reports "
+               "activity per instance (below)\n"
+             : "  no bottleneck found; utilization not available from the driver\n";
+}
+
+}  // namespace
+
 std::string FormatText(const std::vector<GpuDiagnosis>& results) {
   std::string out;
   for (const GpuDiagnosis& d : results) {
@@ -108,10 +124,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
     out += fmt::format("{}: {} ({})  window {:.0f}s, {} samples\n", GpuLabel(d.info), d.info.name,
                        uuid, d.span_seconds, d.points);
     for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
-    if (d.findings.empty()) {
-      out += d.points < 2 ? "  not enough samples in the window to diagnose\n"
-                          : "  no bottleneck found: moderate, steady load\n";
-    }
+    if (d.findings.empty()) out += NoFindingLine(d);
     for (const Finding& f : d.findings) FormatFinding(f, out);
   }
   return out;
@@ -123,7 +136,7 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
     nlohmann::json g = {{"index", d.info.index}, {"uuid", d.info.uuid},
                         {"name", d.info.name},   {"window_seconds", d.span_seconds},
                         {"points", d.points},    {"findings", nlohmann::json::array()},
-                        {"holders", d.holders}};
+                        {"holders", d.holders},  {"utilization_available", d.utilization}};
     if (d.info.gpu_instance_id) {
       g["gpu_instance_id"] = *d.info.gpu_instance_id;
       g["mig_uuid"] = d.info.mig_uuid;

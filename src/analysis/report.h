@@ -25,6 +25,9 @@ struct GpuDiagnosis {
   std::size_t points = 0;
   std::vector<Finding> findings;
   std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
+  // Whether any point had utilization.gpu: the driver has none for a GPU in
+  // MIG mode, and the report then says so instead of judging the load.
+  bool utilization = true;
 };
 
 struct RunOptions {

@@ -34,6 +34,19 @@ std::optional<double> Last(const std::vector<WindowPoint>& points, const GpuSamp
   return std::nullopt;
 }
 
+// The highest value over the window and the latest sample: a PCIe link parks
+// at a lower generation when idle and retrains under load, so the speed it
+// trained to is its best in the window, not its last.
+std::optional<double> Peak(const std::vector<WindowPoint>& points, const GpuSample& latest,
+                           Metric m) {
+  std::optional<double> best;
+  if (latest.Has(m)) best = latest.Get(m);
+  for (const WindowPoint& p : points) {
+    if (p.Has(m) && (!best || p.Get(m) > *best)) best = p.Get(m);
+  }
+  return best;
+}
+
 std::optional<Summary> SummaryOf(const std::vector<WindowPoint>& points, Metric m, double scale) {
   Series s = Extract(points, m, scale);
   if (s.empty()) return std::nullopt;
@@ -160,7 +173,7 @@ std::optional<LinkSignals> Link(const Series& rate, double capacity) {
 
 void LinkSignalsOf(const GpuInfo& info, const std::vector<WindowPoint>& points,
                    const GpuSample& latest, const DiagnoseOptions& options, Signals& s) {
-  s.pcie_gen = Last(points, latest, kPcieLinkGen);
+  s.pcie_gen = Peak(points, latest, kPcieLinkGen);
   s.pcie_gen_max = Last(points, latest, kPcieLinkGenMax);
   s.pcie_width = Last(points, latest, kPcieLinkWidth);
   s.pcie_width_max = Last(points, latest, kPcieLinkWidthMax);

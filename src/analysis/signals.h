@@ -60,6 +60,7 @@ struct Signals {
 
   // Interconnect.
   std::optional<LinkSignals> pcie, nvlink;
+  // pcie_gen: the highest generation in the window (an idle link parks lower).
   std::optional<double> pcie_gen, pcie_gen_max, pcie_width, pcie_width_max;
 
   // Processes holding memory.

@@ -163,6 +163,28 @@ TEST(Diagnose, GenerationDropAtIdleIsPowerSaving) {
   EXPECT_THAT(Kinds(DiagnoseGpu(g)), ElementsAre(FindingKind::kIdle));
 }
 
+// A bursty job: the link retrains to Gen5 under load and parks at Gen1 in each
+// idle gap; the latest sample falls in a gap. Not a degraded link.
+TEST(Diagnose, LinkParkedInIdleGapsIsNotDegraded) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) {
+    if (i % 20 >= 10) l.util = 0, l.sm = 0, l.pcie_rx = 0, l.pcie_tx = 0;
+  });
+  for (std::size_t i = 0; i < g.points.size(); ++i) {
+    WindowPoint& p = g.points[i];
+    p.values[Index(Metric::kPcieLinkGen)] = i % 20 >= 10 ? 1.0f : 5.0f;
+    p.present.set(Index(Metric::kPcieLinkGen));
+  }
+  g.latest.Set(Metric::kPcieLinkGen, 1);
+  std::vector<Finding> f = DiagnoseGpu(g);
+  EXPECT_EQ(FindKind(f, FindingKind::kPcieDegraded), nullptr);
+  EXPECT_EQ(FindKind(f, FindingKind::kInterconnect), nullptr);  // capacity at Gen5, not Gen1
+  // The same job on a link that never trains above Gen3 is degraded.
+  for (WindowPoint& p : g.points) p.values[Index(Metric::kPcieLinkGen)] = 3.0f;
+  g.latest.Set(Metric::kPcieLinkGen, 3);
+  EXPECT_NE(FindKind(DiagnoseGpu(g), FindingKind::kPcieDegraded), nullptr);
+}
+
 TEST(Diagnose, StarvedOscillatesWithQuietLinks) {
   FakeGpu g = MakeGpu(true);
   Fill(g, 300, [](int i, Level& l) {

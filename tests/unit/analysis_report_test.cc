@@ -17,6 +17,7 @@ using test_util::kGiB;
 using test_util::Level;
 using test_util::MakeGpu;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 Series Make(std::vector<double> t, std::vector<double> v) { return Series{t, v}; }
 
@@ -91,6 +92,27 @@ TEST(Report, TextNamesVerdictEvidenceAndAction) {
   EXPECT_THAT(text, HasSubstr("thermal_reason_share 0.80 >= 0.10"));
   EXPECT_THAT(text, HasSubstr("action: Check airflow"));
   EXPECT_THAT(text, HasSubstr("[idle_held]"));
+}
+
+// A GPU in MIG mode has no whole-GPU utilization: the report says so and
+// invents no load figure or verdict for the parent.
+TEST(Report, MigParentWithoutUtilizationSaysSo) {
+  Node node;
+  FakeGpu mig = MakeGpu(true);
+  mig.info.mig_enabled = true;
+  Fill(mig, 120, [](int, Level&) {});
+  for (WindowPoint& p : mig.points) p.present.reset(Index(Metric::kGpuUtil));
+  mig.latest.Clear(Metric::kGpuUtil);
+  AddGpu(node, mig, 0);
+  std::vector<GpuDiagnosis> r = RunDiagnose(node.snapshot, node.window, {});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].utilization);
+  std::string text = FormatText(r);
+  EXPECT_THAT(text, HasSubstr("utilization not available: MIG mode"));
+  EXPECT_THAT(text, Not(HasSubstr("moderate, steady load")));
+  EXPECT_THAT(text, Not(HasSubstr("compute_bound")));
+  nlohmann::json j = nlohmann::json::parse(FormatJson(r));
+  EXPECT_EQ(j["gpus"][0]["utilization_available"], false);
 }
 
 TEST(Report, SelectsSlotsAndWritesJson) {
