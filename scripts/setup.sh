@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   g++ make cmake pkg-config ccache clang-format
+  # a C client like nvtop's start-up (cc; nvtop itself is in contrib) and nm for the symbol test
+  gcc binutils
   # fuzzing: clang and its runtime (libFuzzer) of the same version
   clang libclang-rt-14-dev
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
