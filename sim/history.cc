@@ -44,9 +44,11 @@ void ApplyDriverHistory(const PhysicsInput& in, GpuState& s) {
   for (unsigned l = 0; l < links; ++l) {
     double share = LinkWeight(in, l) / weights;
     s.nvlink_tx_kib[l] += kib * share, s.nvlink_rx_kib[l] += kib * share;
-    // CRC errors a healthy link corrects by replaying: a few a day. Replay
-    // and recovery counts stay 0 (they would read as a link problem).
-    s.link_errors[l].crc_flit += std::floor(up / kDay * 6 * Draw(in, kLinkErrBase + l));
+    // CRC errors a healthy link corrects by replaying: on about one link in
+    // six, a few a day; the others read 0. Replay and recovery counts stay 0
+    // (they would read as a link problem).
+    double err = Draw(in, kLinkErrBase + l);
+    if (err < 1.0 / 6) s.link_errors[l].crc_flit += std::floor(1 + up / kDay * 36 * err);
   }
 }
 
