@@ -15,11 +15,12 @@ Asserted: deviation alerts fire for (c) and (e) only; (b) stays silent;
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (BUILD_DIR, GPUSCOPE, need, need_tool, run,  # noqa: E402
-                              unittest_main, wait_until)
+from gpuscope_testlib import (BUILD_DIR, GPUSCOPE, SOURCE_DIR, need, need_tool,  # noqa: E402
+                              run, unittest_main, wait_until)
 
 A100 = "NVIDIA A100-SXM4-80GB"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -109,6 +110,34 @@ class BaselineHistoryTest(unittest.TestCase):
         low, mid, band, s = (float(x["value"][1]) for x in (lowest, p50, p5, spread))
         self.assertLess(low, band, "the trough dips below p5 every day")
         self.assertGreater((low - mid) / s, -3, "yet stays within 3 spreads")
+
+    def test_every_dashboard_query_returns_data(self):
+        # The Baselines dashboard as Grafana draws it: each variable has
+        # values, and each panel query has data over the last hour of the
+        # history (its variables set to "All"). test_fleet cannot check it:
+        # its agents run for a minute, not 14 days.
+        import json
+        import re
+        path = os.path.join(SOURCE_DIR, "deploy", "grafana", "dashboards", "baselines.json")
+        with open(path) as f:
+            dash = json.load(f)
+        span = {"start": self.history.end - 3600, "end": int(time.time()), "step": 60}
+        used = set()
+        panels = [q for p in dash["panels"] for q in [p] + p.get("panels", [])]
+        for panel in panels:
+            for target in panel.get("targets", []):
+                used.update(re.findall(r"\$(\w+)", target["expr"]))
+                expr = re.sub(r"\$\w+", ".*", target["expr"])
+                result = self.prom.api("/api/v1/query_range", dict(span, query=expr))["result"]
+                self.assertTrue(result, f"'{panel['title']}' has no data: {expr}")
+        for var in dash["templating"]["list"]:
+            if var["type"] != "query" or var["name"] not in used:
+                continue
+            metric, label = var["query"]["query"][len("label_values("):-1].rsplit(",", 1)
+            metric = re.sub(r"\$\w+", ".*", metric)
+            values = self.prom.api(f"/api/v1/label/{label.strip()}/values",
+                                   {"match[]": metric, "start": span["start"]})
+            self.assertTrue(values, f"variable {var['name']} has no values")
 
     def test_cli_report(self):
         need(os.path.exists(GPUSCOPE), "gpuscope is not built", setup_installs=False)

@@ -397,8 +397,18 @@ def check_rule_inputs(fleet):
     return failures
 
 
+# Dashboards whose queries need more history than this test makes, and the
+# test that runs every one of their queries instead.
+CHECKED_ELSEWHERE = {
+    "baselines.json": "14-day baselines: test_baseline_history runs its queries on 14 days",
+}
+
+
 def dashboard_queries():
     for path in sorted(glob.glob(os.path.join(DASHBOARDS, "*.json"))):
+        if os.path.basename(path) in CHECKED_ELSEWHERE:
+            log(f"{os.path.basename(path)}: {CHECKED_ELSEWHERE[os.path.basename(path)]}")
+            continue
         with open(path) as f:
             dash = json.load(f)
         variables = [v for v in dash["templating"]["list"] if v["type"] == "query"]
