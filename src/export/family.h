@@ -6,7 +6,6 @@
 // gpuscope_export. Thread safety: plain values.
 #pragma once
 
-#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,9 +21,6 @@ enum class FamilyType : uint8_t {
   // Identity labels with the value 1, named `*_info`: a gauge in the text
   // format, OpenMetrics' info type (declared without `_info`).
   kInfo,
-  // A histogram: `*_bucket{le=...}`, `*_sum` and `*_count` samples, written by the caller as
-  // preformatted lines (Family::lines).
-  kHistogram,
 };
 
 // Which labels a sample tied to a GPU starts with.
@@ -56,11 +52,6 @@ struct Family {
   LabelBase base = LabelBase::kNative;
   std::vector<Sample> samples;  // rendered sorted by GPU, then labels
   Detail detail = Detail::kAlways;
-  // Sample lines already written (the same in both formats, written with export/writer.h);
-  // when set, `samples` is ignored and only the header is added. For families whose samples
-  // the Sample shape cannot carry (histograms) and for large families built off the sampler
-  // thread (application KPIs).
-  std::shared_ptr<const std::string> lines;
 };
 
 }  // namespace gpuscope::prom

@@ -164,8 +164,6 @@ std::string_view FamilyTypeName(FamilyType type) {
       return "info";
     case FamilyType::kUnknown:
       return "unknown";
-    case FamilyType::kHistogram:
-      return "histogram";
     case FamilyType::kGauge:
       break;
   }
