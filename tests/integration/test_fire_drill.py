@@ -71,7 +71,8 @@ def main():
     workdir = tempfile.mkdtemp(prefix="gpuscope-drill-")
     daemons = []
     try:
-        with Serve(["--simulate", "fault-drill", "-c", "500"]) as serve:
+        # The full profile: the drill reads last-sample timestamps (full only).
+        with Serve(["--simulate", "fault-drill", "-c", "500", "--profile", "full"]) as serve:
             instance = "127.0.0.1:%d" % serve.port
             am = start_alertmanager(workdir)
             daemons.append(am)

@@ -56,7 +56,9 @@ def main():
     control.close()
     serve = None
     try:
-        serve = Serve(["--simulate", "training-8xh100", "-c", "250"],
+        # The full profile: the test reads every GPU's last-sample timestamp
+        # and a stale flag of 0 before the hang (the lean default leaves both out).
+        serve = Serve(["--simulate", "training-8xh100", "-c", "250", "--profile", "full"],
                       env={"GPUSCOPE_SIM_CONTROL": control.name})
         serve.wait_healthy()
         _, before = scrape(serve)

@@ -52,7 +52,9 @@ def test_gpm_never_flickers(d):
         f.write("DCGM_FI_DEV_GPU_TEMP, gauge, t\n")
         for field in GPM_FIELDS:
             f.write("DCGM_FI_PROF_%s, gauge, gpm\n" % field)
-    with Serve(["--simulate", "training-8xh100", "-c", "100", "-f", counters]) as s:
+    # The full profile: every native GPM family, some of them full only.
+    with Serve(["--simulate", "training-8xh100", "-c", "100", "-f", counters,
+                "--profile", "full"]) as s:
         s.wait_healthy()
         wanted = ["DCGM_FI_PROF_" + f for f in GPM_FIELDS] + NATIVE_GPM
         all_gpus = {str(g) for g in range(8)}
