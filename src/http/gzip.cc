@@ -22,7 +22,8 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-// q of ";q=0.5" parameters; 1 when absent, 0 when unreadable.
+}  // namespace
+
 double Quality(std::string_view params) {
   while (!params.empty()) {
     const std::size_t semi = params.find(';');
@@ -36,8 +37,6 @@ double Quality(std::string_view params) {
   }
   return 1.0;
 }
-
-}  // namespace
 
 std::string Gzip(std::string_view body) {
   z_stream stream{};

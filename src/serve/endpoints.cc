@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 #include <memory>
 #include <utility>
 
@@ -25,21 +24,6 @@ bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
          });
 }
 
-// The q parameter of one media range's parameters ("version=1.0.0;q=0.5").
-double Quality(std::string_view params) {
-  while (!params.empty()) {
-    const std::size_t semi = params.find(';');
-    std::string_view param = Trim(params.substr(0, semi));
-    params = semi == std::string_view::npos ? "" : params.substr(semi + 1);
-    if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
-      double q = 0;
-      auto [end, ec] = std::from_chars(param.data() + 2, param.data() + param.size(), q);
-      return ec == std::errc() ? std::clamp(q, 0.0, 1.0) : 0.0;
-    }
-  }
-  return 1.0;
-}
-
 }  // namespace
 
 prom::Format ChooseFormat(std::string_view accept) {
@@ -50,7 +34,7 @@ prom::Format ChooseFormat(std::string_view accept) {
     accept = comma == std::string_view::npos ? "" : accept.substr(comma + 1);
     const std::size_t semi = range.find(';');
     const std::string_view type = Trim(range.substr(0, semi));
-    const double q = Quality(semi == std::string_view::npos ? "" : range.substr(semi + 1));
+    const double q = http::Quality(semi == std::string_view::npos ? "" : range.substr(semi + 1));
     if (EqualsIgnoreCase(type, "application/openmetrics-text")) {
       openmetrics = std::max(openmetrics, q);
     } else if (EqualsIgnoreCase(type, "text/plain") || type == "*/*" || type == "text/*") {
