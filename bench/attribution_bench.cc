@@ -1,12 +1,16 @@
 // Attribution costs: one refresh of the kubelet mapping (gRPC List over a unix
-// socket, parse, map to devices) for a full node of 110 pods on 8 GPUs and for
-// 8 GPUs x 7 MIG instances shared by 30 pods; and rendering the bodies when
+// socket, parse, map to devices) plus the cgroup of one process per device
+// (fixtures under a temporary /proc), for a full node of 110 pods on 8 GPUs
+// and for 8 GPUs x 7 MIG instances shared by 30 pods, with the heap the
+// published map holds (map_bytes, from mallinfo2); and rendering the bodies when
 // every GPU carries pod labels (one GPU time-sliced by 4 pods) against
 // BM_Render/8 without attribution.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <memory>
 
 #include "attribution/service.h"
@@ -46,7 +50,24 @@ struct Kubelet {
     attribution::ServiceOptions o;
     o.kubernetes = true;
     o.kubelet.socket = (dir / "kubelet.sock").string();
+    o.proc_root = (dir / "proc").string();
     return o;
+  }
+  // One containerd process per device, pids from 1000, cgroups under dir/proc.
+  attribution::DeviceProcesses OneProcessEach(const std::vector<GpuInfo>& devices) const {
+    attribution::DeviceProcesses out;
+    unsigned pid = 1000;
+    for (const GpuInfo& d : devices) {
+      if (d.mig_enabled && !d.is_mig()) continue;  // MIG parents: processes are on instances
+      const auto folder = dir / "proc" / std::to_string(pid);
+      std::filesystem::create_directories(folder);
+      std::ofstream(folder / "cgroup")
+          << "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f9e8d7c_6b5a_"
+             "4c3d_9e2f_1a0b9c8d7e6f.slice/cri-containerd-"
+          << std::string(60, 'a') << pid << ".scope\n";
+      out[Attribution::DeviceKey(d)].push_back({pid++, "python3"});
+    }
+    return out;
   }
   std::filesystem::path dir;
   attribution::FakeKubelet service;
@@ -57,13 +78,22 @@ void Refresh(benchmark::State& state, const v1::ListPodResourcesResponse& answer
              const std::vector<GpuInfo>& devices) {
   Kubelet kubelet(answer);
   const attribution::ServiceOptions options = kubelet.Options();
-  size_t holders = 0;
+  const attribution::DeviceProcesses processes = kubelet.OneProcessEach(devices);
+  size_t holders = 0, named = 0;
   for (auto _ : state) {
-    const Attribution a = attribution::Collect(options, devices);
+    const Attribution a = attribution::Collect(options, devices, processes);
     holders = 0;
     for (const auto& [key, of] : a.holders) holders += of.size();
+    named = a.processes.size();
+  }
+  // The heap the published map holds, measured on one more refresh.
+  const auto before = static_cast<double>(mallinfo2().uordblks);
+  {
+    const Attribution a = attribution::Collect(options, devices, processes);
+    state.counters["map_bytes"] = static_cast<double>(mallinfo2().uordblks) - before;
   }
   state.counters["holders"] = static_cast<double>(holders);
+  state.counters["processes_named"] = static_cast<double>(named);
   state.counters["answer_bytes"] = static_cast<double>(answer.ByteSizeLong());
 }
 
@@ -88,8 +118,9 @@ void BM_AttributionRefreshMig(benchmark::State& state) {
   std::vector<std::string> slices;
   for (unsigned i = 0; i < 8; ++i) {
     devices.push_back(Gpu(i));
+    devices.back().mig_enabled = true;
     for (unsigned gi = 0; gi < 7; ++gi) {
-      GpuInfo mig = Gpu(i);
+      GpuInfo mig = devices.back();
       mig.gpu_instance_id = gi + 7;
       mig.compute_instance_id = 0;
       mig.mig_uuid = "MIG-" + std::to_string(i * 7 + gi) + "-1111-2222-3333-444455556666";

@@ -426,6 +426,77 @@ def stage_scrape(b, smoke):
     return out
 
 
+def gpu_uuids(port):
+    """The GPU UUIDs an agent serves, by index."""
+    status, body = http_get(port)
+    assert status == 200
+    found = dict(re.findall(rb'gpuscope_gpu_info\{gpu="(\d+)",uuid="([^"]+)"', body))
+    return [found[k].decode() for k in sorted(found, key=int)]
+
+
+def stage_attribution(b, smoke):
+    """/metrics latency with attribution on against off, 8 GPUs: a fake kubelet
+    (tests/integration/fake_kubelet.py) answering 110 pods, every GPU granted,
+    GPU 0 time-sliced by 4 pods, refreshed every second (so scrapes run while
+    the mapping refreshes), and a Slurm mapping directory. Off and on runs
+    alternate, three rounds each; the medians are reported."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                    "integration"))
+    try:
+        import fake_kubelet  # noqa: E402 (python3-grpcio)
+    except ImportError as e:
+        return {"error": f"no fake kubelet: {e} (python3-grpcio, installed by scripts/setup.sh)"}
+    seconds = 1 if smoke else 8
+    rounds = 1 if smoke else 3
+    port = free_port()
+    off = b.start("attr-off", b.gpuscope_argv(8, port))
+    off.port = port
+    wait_serving(off, port)
+    uuids = gpu_uuids(port)
+    pods = [("ml", f"trainer-7d9f8c6b4-x2kq{i}", "main", "nvidia.com/gpu", [f"{uuids[0]}::{i}"])
+            for i in range(4)]
+    pods += [("ml", f"worker-7d9f8c6b4-{i}", "main", "nvidia.com/gpu", [uuids[i]])
+             for i in range(1, 8)]
+    pods += [(f"team-{i % 7}", f"web-b2c4d-{i}", "srv", "example.com/nic", [f"nic{i}"])
+             for i in range(110 - len(pods))]
+    kubelet = fake_kubelet.FakeKubelet(os.path.join(b.workdir, "kubelet.sock"), pods)
+    kubelet.start()
+    jobs = os.path.join(b.workdir, "jobs")
+    os.makedirs(jobs, exist_ok=True)
+    for i in range(4, 8):
+        with open(os.path.join(jobs, str(i)), "w") as f:
+            f.write(f"{4200 + i}\n")
+    port = free_port()
+    on = b.start("attr-on", b.gpuscope_argv(8, port) + [
+        "-k", "--pod-resources-kubelet-socket", kubelet.socket_path, "--hpc-job-mapping-dir",
+        jobs, "--attribution-refresh", "1s"])
+    on.port = port
+    wait_serving(on, port)
+    deadline = time.monotonic() + 30
+    while b"pod=\"trainer-" not in http_get(port)[1] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    runs = {"off": [], "on": []}
+    try:
+        for proc in (off, on):
+            if not smoke:
+                run_wrk(proc, 2)  # warm-up
+        for _ in range(rounds):
+            for name, proc in (("off", off), ("on", on)):
+                result = run_wrk(proc, seconds)
+                result["body_bytes"] = len(http_get(proc.port)[1])
+                runs[name].append(result)
+    finally:
+        b.stop_all()
+        kubelet.stop()
+    out = {"rounds": rounds, "seconds": seconds, "kubelet_calls": kubelet.calls}
+    for name, results in runs.items():
+        out[name] = {key: statistics.median(r[key] for r in results)
+                     for key in ("p50_ms", "p90_ms", "p99_ms", "rps", "body_bytes",
+                                 "server_cpu_s", "server_rss_kib") if key in results[0]}
+        out[name]["p99_ms_each"] = [r["p99_ms"] for r in results]
+    return out
+
+
 def stage_startup(b, smoke):
     runs = 1 if smoke else 7
     out = {}
@@ -663,7 +734,7 @@ def main():
                     help="sampling stage: fill the default 10 min window at 100 ms (10+ min)")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--from-json", help="only re-render --out from results saved with --json")
-    ap.add_argument("--stages", default="micro,nvml,startup,scrape,wire,sampling,callgrind",
+    ap.add_argument("--stages", default="micro,nvml,startup,scrape,wire,sampling,callgrind,attribution",
                     help="comma list of stages to run")
     args = ap.parse_args()
     stages = set(args.stages.split(","))
@@ -685,7 +756,8 @@ def main():
             ("scrape", lambda: stage_scrape(b, args.smoke)),
             ("wire", lambda: stage_wire(b, args.smoke)),
             ("sampling", lambda: stage_sampling(b, args.smoke, args.full_window)),
-            ("callgrind", lambda: stage_callgrind(b, args.smoke))]
+            ("callgrind", lambda: stage_callgrind(b, args.smoke)),
+            ("attribution", lambda: stage_attribution(b, args.smoke))]
     try:
         for name, fn in plan:
             if name not in stages or (name == "callgrind" and args.no_callgrind):

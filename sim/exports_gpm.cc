@@ -2,8 +2,10 @@
 // A sample records the GPU's cumulative activity integrals at the current
 // scenario time; metrics are the averages between two samples.
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <set>
+#include <tuple>
 
 #include "exports_common.h"
 
@@ -11,6 +13,7 @@
 struct nvmlGpmSample_st {
   bool filled = false;
   unsigned gpu = 0;
+  int instance = -1;  // the GPU instance id of a MIG sample, -1 for the whole GPU
   unsigned links = 0;
   gpuscope::sim::GpmTotals totals;
 };
@@ -137,11 +140,67 @@ void FillInfo(nvmlGpmMetric_t& m) {
   }
 }
 
+// A MIG instance's own activity integrals. An instance works while one of
+// its processes is alive, at the GPU's workload levels; otherwise it idles.
+// Its integrals grow by the GPU's growth since the last MIG sample of any
+// caller, times whether it worked then, so they never jump or go back.
+struct InstanceTotals {
+  GpmTotals gpu;       // the GPU's integrals at the last MIG sample
+  GpmTotals instance;  // the instance's own
+};
+
+struct InstanceRegistry {
+  std::mutex mu;
+  std::map<std::tuple<const Sim*, unsigned, unsigned>, InstanceTotals> totals;
+};
+
+InstanceRegistry& Instances() {
+  static InstanceRegistry* r = new InstanceRegistry;  // never destroyed
+  return *r;
+}
+
+bool InstanceWorks(const DeviceCall& c, int instance) {
+  for (const ProcessSpec& p : c.spec().processes) {
+    if (p.gpu_instance == instance && c.now >= p.start && c.now < p.end) return true;
+  }
+  return false;
+}
+
+void Accumulate(const GpmTotals& from, const GpmTotals& to, double share, GpmTotals& out) {
+  out.seconds += to.seconds - from.seconds;
+  for (double GpmTotals::*f :
+       {&GpmTotals::graphics, &GpmTotals::sm, &GpmTotals::occupancy, &GpmTotals::integer,
+        &GpmTotals::tensor, &GpmTotals::dram, &GpmTotals::fp64, &GpmTotals::fp32, &GpmTotals::fp16,
+        &GpmTotals::pcie_tx, &GpmTotals::pcie_rx}) {
+    out.*f += (to.*f - from.*f) * share;
+  }
+  for (size_t l = 0; l < kMaxLinks; ++l) {
+    out.nvlink_tx[l] += (to.nvlink_tx[l] - from.nvlink_tx[l]) * share;
+    out.nvlink_rx[l] += (to.nvlink_rx[l] - from.nvlink_rx[l]) * share;
+  }
+}
+
+GpmTotals InstanceTotalsAt(const DeviceCall& c, int instance, unsigned gpu_instance_id) {
+  std::lock_guard lock(Instances().mu);
+  auto [it, fresh] = Instances().totals.try_emplace({c.sim.get(), c.gpu, gpu_instance_id});
+  InstanceTotals& t = it->second;
+  if (fresh || c.st.gpm.seconds < t.gpu.seconds) {  // first sample, or a reloaded scenario
+    t = InstanceTotals{};
+    t.gpu = c.st.gpm;
+    t.instance.seconds = c.st.gpm.seconds;
+    return t.instance;
+  }
+  Accumulate(t.gpu, c.st.gpm, InstanceWorks(c, instance) ? 1 : 0, t.instance);
+  t.gpu = c.st.gpm;
+  return t.instance;
+}
+
 nvmlReturn_t FillSample(const DeviceCall& c, nvmlGpmSample_t sample) {
   if (!c.preset().gpm) return rc::kNotSupported;
   if (!Live(sample)) return rc::kInvalidArgument;
   sample->filled = true;
   sample->gpu = c.gpu;
+  sample->instance = -1;
   sample->links = c.preset().nvlink_links;
   sample->totals = c.st.gpm;
   return rc::kSuccess;
@@ -186,9 +245,13 @@ SIM_EXPORT nvmlReturn_t nvmlGpmMigSampleGet(nvmlDevice_t d, unsigned int gpu_ins
                                             nvmlGpmSample_t sample) {
   SIM_DEVICE_CALL(nvmlGpmMigSampleGet, d);
   if (!c.spec().mig_enabled) return c.preset().gpm ? rc::kInvalidArgument : rc::kNotSupported;
-  for (const MigInstanceSpec& m : c.spec().mig_instances) {
-    // Instances share the GPU's workload model: their integrals are the GPU's.
-    if (m.gpu_instance_id == gpu_instance_id) return FillSample(c, sample);
+  const auto& instances = c.spec().mig_instances;
+  for (size_t i = 0; i < instances.size(); ++i) {
+    if (instances[i].gpu_instance_id != gpu_instance_id) continue;
+    if (nvmlReturn_t r = FillSample(c, sample)) return r;
+    sample->totals = InstanceTotalsAt(c, static_cast<int>(i), gpu_instance_id);
+    sample->instance = static_cast<int>(gpu_instance_id);
+    return rc::kSuccess;
   }
   return rc::kNotFound;
 }
@@ -203,7 +266,9 @@ SIM_EXPORT nvmlReturn_t nvmlGpmMetricsGet(nvmlGpmMetricsGet_t* get) {
   }
   const nvmlGpmSample_st& a = *get->sample1;
   const nvmlGpmSample_st& b = *get->sample2;
-  if (!a.filled || !b.filled || a.gpu != b.gpu) return rc::kInvalidArgument;
+  if (!a.filled || !b.filled || a.gpu != b.gpu || a.instance != b.instance) {
+    return rc::kInvalidArgument;
+  }
   for (unsigned i = 0; i < get->numMetrics; ++i) {
     nvmlGpmMetric_t& m = get->metrics[i];
     m.value = 0;

@@ -13,17 +13,35 @@ struct ProcessView {
   unsigned pid;
   unsigned long long used_bytes;
   unsigned gi, ci;
+  double sm_share;
 };
 
-// Processes alive at c.now on this device (a MIG device: only its own).
-std::vector<ProcessView> Processes(const DeviceCall& c) {
+// Which of NVML's process lists to answer.
+enum class ProcessList { kAny, kCompute, kGraphics, kMps };
+
+bool OnList(const ProcessSpec& p, ProcessList list) {
+  switch (list) {
+    case ProcessList::kCompute:
+      return p.compute;
+    case ProcessList::kGraphics:
+      return p.graphics;
+    case ProcessList::kMps:
+      return p.mps;
+    case ProcessList::kAny:
+      break;
+  }
+  return true;
+}
+
+// Processes of `list` alive at c.now on this device (a MIG device: only its own).
+std::vector<ProcessView> Processes(const DeviceCall& c, ProcessList list) {
   std::vector<ProcessView> out;
   const GpuSpec& spec = c.spec();
   for (const ProcessSpec& p : spec.processes) {
-    if (c.now < p.start || c.now >= p.end) continue;
+    if (c.now < p.start || c.now >= p.end || !OnList(p, list)) continue;
     if (c.mig >= 0 && p.gpu_instance != c.mig) continue;
     ProcessView v{p.pid, static_cast<unsigned long long>(p.used_memory_gib * 1073741824.0),
-                  0xFFFFFFFFu, 0xFFFFFFFFu};
+                  0xFFFFFFFFu, 0xFFFFFFFFu, p.sm_share};
     if (p.gpu_instance >= 0 && spec.mig_enabled) {
       v.gi = spec.mig_instances[p.gpu_instance].gpu_instance_id;
       v.ci = 0;
@@ -36,13 +54,11 @@ std::vector<ProcessView> Processes(const DeviceCall& c) {
   return out;
 }
 
-}  // namespace
-
-SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count,
-                                                                nvmlProcessInfo_v2_t* infos) {
-  SIM_DEVICE_CALL_MIG(nvmlDeviceGetComputeRunningProcesses_v3, d);
+// The running-process ABI shared by the compute, graphics and MPS lists.
+nvmlReturn_t RunningProcesses(const DeviceCall& c, ProcessList list, unsigned int* count,
+                              nvmlProcessInfo_v2_t* infos) {
   if (!count) return rc::kInvalidArgument;
-  std::vector<ProcessView> procs = Processes(c);
+  std::vector<ProcessView> procs = Processes(c, list);
   auto n = static_cast<unsigned>(procs.size());
   if (*count < n) {
     *count = n;
@@ -63,6 +79,30 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, 
   return rc::kSuccess;
 }
 
+}  // namespace
+
+SIM_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int* count,
+                                                                nvmlProcessInfo_v2_t* infos) {
+  SIM_DEVICE_CALL_MIG(nvmlDeviceGetComputeRunningProcesses_v3, d);
+  return RunningProcesses(c, ProcessList::kCompute, count, infos);
+}
+
+SIM_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t d,
+                                                                 unsigned int* count,
+                                                                 nvmlProcessInfo_v2_t* infos) {
+  SIM_DEVICE_CALL_MIG(nvmlDeviceGetGraphicsRunningProcesses_v3, d);
+  return RunningProcesses(c, ProcessList::kGraphics, count, infos);
+}
+
+SIM_EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t d,
+                                                                   unsigned int* count,
+                                                                   nvmlProcessInfo_v2_t* infos) {
+  SIM_DEVICE_CALL_MIG(nvmlDeviceGetMPSComputeRunningProcesses_v3, d);
+  return RunningProcesses(c, ProcessList::kMps, count, infos);
+}
+
+// One sample per live process (of any list), each taking its sm_share of the
+// GPU's SM and DRAM activity; NVML answers only on whole GPUs.
 SIM_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
                                                         nvmlProcessUtilizationSample_t* samples,
                                                         unsigned int* count,
@@ -70,7 +110,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
   SIM_DEVICE_CALL(nvmlDeviceGetProcessUtilization, d);
   if (!count) return rc::kInvalidArgument;
   if (c.spec().mig_enabled) return rc::kNotSupported;
-  std::vector<ProcessView> procs = Processes(c);
+  std::vector<ProcessView> procs = Processes(c, ProcessList::kAny);
   unsigned long long ts = c.TimestampUs();
   if (procs.empty() || ts <= last_seen_us) return rc::kNotFound;
   auto n = static_cast<unsigned>(procs.size());
@@ -78,11 +118,14 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
     *count = n;
     return rc::kInsufficientSize;
   }
+  double shares = 0;
+  for (const ProcessView& p : procs) shares += p.sm_share;
   for (unsigned i = 0; i < n; ++i) {
+    const double part = shares > 0 ? procs[i].sm_share / shares : 0;
     samples[i] = {procs[i].pid,
                   ts,
-                  static_cast<unsigned>(std::lround(c.st.act.sm * 100 / n)),
-                  static_cast<unsigned>(std::lround(c.st.act.dram * 100 / n)),
+                  static_cast<unsigned>(std::lround(c.st.act.sm * 100 * part)),
+                  static_cast<unsigned>(std::lround(c.st.act.dram * 100 * part)),
                   0,
                   0};
   }

@@ -256,6 +256,19 @@ Status Parser::Process(const YAML::Node& node, ProcessSpec* p) {
     p->gpu_instance = static_cast<int>(gi);
   }
   if (p->end <= p->start) return Error(node, "process end must be after start");
+  GPUSCOPE_RETURN_IF_ERROR(r.Double("sm_share", &p->sm_share, 0, 1e6));
+  std::string type = "compute";
+  GPUSCOPE_RETURN_IF_ERROR(r.String("type", &type));
+  if (type == "graphics") {
+    p->compute = false, p->graphics = true;
+  } else if (type == "compute+graphics") {
+    p->graphics = true;
+  } else if (type == "mps") {
+    p->compute = false, p->mps = true;
+  } else if (type != "compute") {
+    return Error(node["type"],
+                 "process type '" + type + "' is not compute, graphics, compute+graphics or mps");
+  }
   return r.Finish();
 }
 

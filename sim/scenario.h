@@ -47,6 +47,9 @@ struct ProcessSpec {
   double used_memory_gib = 0;
   double start = 0, end = kForever;
   int gpu_instance = -1;  // index into GpuSpec::mig_instances, -1 none
+  // Which NVML lists show it: compute, graphics, or an MPS client (the MPS list).
+  bool compute = true, graphics = false, mps = false;
+  double sm_share = 1;  // weight of its part of the GPU's activity in process utilization
 };
 
 struct MigInstanceSpec {

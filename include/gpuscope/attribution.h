@@ -35,8 +35,16 @@ struct Holder {
           namespace_name + "/" + pod + " (container " + container + ", workload " + workload + ")";
     }
     if (!hpc_job.empty()) out += (out.empty() ? "Slurm job " : ", Slurm job ") + hpc_job;
+    if (out.empty() && !workload.empty()) out = "workload " + workload;
     return out;
   }
+};
+
+// One GPU process and whose work it is, for the commands' reports.
+struct ProcessHolding {
+  unsigned pid = 0;
+  std::string name;  // as NVML gave it (the commands are local, like nvidia-smi)
+  Holder holder;     // every field empty when nothing is known
 };
 
 // The state of one source ("kubelet", "hpc"): gpuscope_attribution_up{source}.
@@ -49,8 +57,26 @@ struct AttributionSource {
 struct Attribution {
   // DeviceKey(gpu) -> holders, sorted and unique.
   std::map<std::string, std::vector<Holder>> holders;
+  // Host pid -> the holder of that GPU process alone (its pod from its
+  // container, its Slurm job from its cgroup; workload as for devices).
+  // Processes nothing is known about are absent.
+  std::map<unsigned, Holder> processes;
   std::vector<AttributionSource> sources;  // only the sources that are enabled
 
+  // The holder of one process; null when nothing is known about it.
+  const Holder* OfProcess(unsigned pid) const {
+    const auto it = processes.find(pid);
+    return it == processes.end() ? nullptr : &it->second;
+  }
+  // Each of `processes` with its holder, in the order given.
+  std::vector<ProcessHolding> Holdings(const std::vector<ProcessInfo>& processes) const {
+    std::vector<ProcessHolding> out;
+    for (const ProcessInfo& p : processes) {
+      const Holder* h = OfProcess(p.pid);
+      out.push_back({p.pid, p.name, h ? *h : Holder{}});
+    }
+    return out;
+  }
   // The holders of one GPU or MIG instance; empty when unattributed.
   const std::vector<Holder>& Of(const GpuInfo& gpu) const {
     static const std::vector<Holder> kNone;

@@ -16,4 +16,8 @@ inline void to_json(nlohmann::json& j, const Holder& h) {
                      {"workload", h.workload}};
 }
 
+inline void to_json(nlohmann::json& j, const ProcessHolding& p) {
+  j = nlohmann::json{{"pid", p.pid}, {"name", p.name}, {"holder", p.holder}};
+}
+
 }  // namespace gpuscope

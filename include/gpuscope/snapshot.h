@@ -60,11 +60,24 @@ struct GpuInfo {
   bool is_mig() const { return gpu_instance_id.has_value(); }
 };
 
+// Which of NVML's process lists name a process (a process may be on several).
+enum ProcessKind : uint8_t {
+  kComputeProcess = 1,   // nvmlDeviceGetComputeRunningProcesses
+  kGraphicsProcess = 2,  // nvmlDeviceGetGraphicsRunningProcesses
+  kMpsProcess = 4,       // nvmlDeviceGetMPSComputeRunningProcesses (an MPS client)
+};
+
 struct ProcessInfo {
   unsigned pid = 0;
   std::string name;
   std::optional<uint64_t> used_memory_bytes;  // absent when the driver hides it
   std::optional<unsigned> gpu_instance_id, compute_instance_id;
+  uint8_t kinds = kComputeProcess;  // ProcessKind bits
+  // From nvmlDeviceGetProcessUtilization over the last slow period, in [0, 1];
+  // absent when the driver gave no sample for the process (MIG, or idle).
+  std::optional<double> sm_utilization, memory_utilization;
+
+  bool Is(ProcessKind kind) const { return (kinds & kind) != 0; }
 };
 
 // Per-link NVLink health counters.

@@ -45,8 +45,10 @@ std::vector<prom::Family> BottleneckFamilies(const std::vector<GpuDiagnosis>& re
 }
 
 bool IsIdleHeldNow(const GpuSample& sample) {
-  if (sample.state != GpuState::kOk || !sample.Has(Metric::kGpuUtil)) return false;
-  if (sample.Get(Metric::kGpuUtil) >= kIdlePercent) return false;
+  // A MIG instance has no utilization of its own: its GPM activity says it.
+  const Metric activity = sample.Has(Metric::kGpuUtil) ? Metric::kGpuUtil : Metric::kGrEngineActive;
+  if (sample.state != GpuState::kOk || !sample.Has(activity)) return false;
+  if (sample.Get(activity) >= kIdlePercent) return false;
   if (sample.Has(Metric::kSmActive) && sample.Get(Metric::kSmActive) >= kIdlePercent) return false;
   double held = 0;
   bool sized = false;

@@ -90,7 +90,10 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     d.utilization = std::any_of(used.begin(), used.end(),
                                 [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
     d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
-    if (snapshot.attribution) d.holders = snapshot.attribution->Of(d.info);
+    if (snapshot.attribution) {
+      d.holders = snapshot.attribution->Of(d.info);
+      d.processes = snapshot.attribution->Holdings(snapshot.samples[slot].processes);
+    }
     out.push_back(std::move(d));
   }
   return out;
@@ -124,6 +127,11 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
     out += fmt::format("{}: {} ({})  window {:.0f}s, {} samples\n", GpuLabel(d.info), d.info.name,
                        uuid, d.span_seconds, d.points);
     for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
+    for (const ProcessHolding& p : d.processes) {
+      if (!p.holder.workload.empty()) {
+        out += fmt::format("  process {} {}: {}\n", p.pid, p.name, p.holder.Describe());
+      }
+    }
     if (d.findings.empty()) out += NoFindingLine(d);
     for (const Finding& f : d.findings) FormatFinding(f, out);
   }
@@ -133,10 +141,11 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
 std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
   nlohmann::json gpus = nlohmann::json::array();
   for (const GpuDiagnosis& d : results) {
-    nlohmann::json g = {{"index", d.info.index}, {"uuid", d.info.uuid},
-                        {"name", d.info.name},   {"window_seconds", d.span_seconds},
-                        {"points", d.points},    {"findings", nlohmann::json::array()},
-                        {"holders", d.holders},  {"utilization_available", d.utilization}};
+    nlohmann::json g = {{"index", d.info.index},   {"uuid", d.info.uuid},
+                        {"name", d.info.name},     {"window_seconds", d.span_seconds},
+                        {"points", d.points},      {"findings", nlohmann::json::array()},
+                        {"holders", d.holders},    {"utilization_available", d.utilization},
+                        {"processes", d.processes}};
     if (d.info.gpu_instance_id) {
       g["gpu_instance_id"] = *d.info.gpu_instance_id;
       g["mig_uuid"] = d.info.mig_uuid;

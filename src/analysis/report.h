@@ -28,6 +28,7 @@ struct GpuDiagnosis {
   // Whether any point had utilization.gpu: the driver has none for a GPU in
   // MIG mode, and the report then says so instead of judging the load.
   bool utilization = true;
+  std::vector<ProcessHolding> processes;  // its processes and whose each is
 };
 
 struct RunOptions {

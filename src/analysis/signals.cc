@@ -25,6 +25,17 @@ constexpr uint64_t kSwPowerCapBit = 0x4;
 constexpr uint64_t kThermalBits = 0x20 | 0x40;  // SW and HW thermal slowdown
 constexpr uint64_t kHwPowerBrakeBit = 0x80;
 
+// What says whether kernels ran: nvmlDeviceGetUtilizationRates where the
+// device answers it, else GPM's graphics-engine activity (a MIG instance:
+// NVML gives utilization per GPU only, so each instance is judged on its own
+// GPM activity, never its parent's).
+Metric ActivityMetric(const std::vector<WindowPoint>& points) {
+  for (const WindowPoint& p : points) {
+    if (p.Has(kGpuUtil)) return kGpuUtil;
+  }
+  return kGrEngineActive;
+}
+
 std::optional<double> Last(const std::vector<WindowPoint>& points, const GpuSample& latest,
                            Metric m) {
   if (latest.Has(m)) return latest.Get(m);
@@ -54,7 +65,7 @@ std::optional<Summary> SummaryOf(const std::vector<WindowPoint>& points, Metric 
 }
 
 void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
-  Series util = Extract(points, kGpuUtil, kPercent);
+  Series util = Extract(points, ActivityMetric(points), kPercent);
   s.util = Summarize(util);
   s.sm_active = SummaryOf(points, kSmActive, kPercent);
   s.gpm = s.sm_active.has_value();
@@ -107,11 +118,11 @@ std::optional<double> ThrottleShare(const std::vector<WindowPoint>& points, Metr
 
 void PowerClockSignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
                        Signals& s) {
-  Series util = Extract(points, kGpuUtil, kPercent);
   // Clocks and power are read over busy points: idle clocks say nothing.
+  const Metric activity = ActivityMetric(points);
   std::vector<WindowPoint> busy;
   for (const WindowPoint& p : points) {
-    if (p.Has(kGpuUtil) && p.Get(kGpuUtil) * kPercent >= kBusyUtil) busy.push_back(p);
+    if (p.Has(activity) && p.Get(activity) * kPercent >= kBusyUtil) busy.push_back(p);
   }
   if (auto power = SummaryOf(points, kPowerUsage, 1)) s.power_mean_w = power->mean;
   s.power_limit_w = Last(points, latest, kPowerLimit);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "attribution/cgroup.h"
 #include "attribution/hpc_jobs.h"
@@ -52,23 +53,141 @@ std::vector<Holder> Combine(const std::vector<PodRef>& pods, const std::vector<s
   return out;
 }
 
-// Adds the Slurm jobs named by the cgroups of each device's processes to the
-// jobs of that device (by GPU index, as the mapping directory keys them).
-void AddCgroupJobs(const std::string& proc_root, const std::vector<GpuInfo>& devices,
-                   const DeviceProcesses& processes,
-                   std::map<std::string, std::vector<std::string>>& jobs) {
-  for (const GpuInfo& device : devices) {
-    const auto pids = processes.find(Attribution::DeviceKey(device));
-    if (pids == processes.end()) continue;
-    for (unsigned pid : pids->second) {
-      const Result<CgroupOwner> owner = ReadProcessCgroup(proc_root, pid);
-      if (!owner.ok() || owner->slurm_job.empty()) continue;  // gone, or not a Slurm task
-      auto& ids = jobs[Attribution::DeviceKey(device)];
-      if (std::find(ids.begin(), ids.end(), owner->slurm_job) == ids.end()) {
-        ids.push_back(owner->slurm_job);
-      }
+// What the cgroup of each GPU process says (read once per refresh); a process
+// that is gone or unreadable is absent.
+std::map<unsigned, CgroupOwner> ReadOwners(const std::string& proc_root,
+                                           const DeviceProcesses& processes) {
+  std::map<unsigned, CgroupOwner> out;
+  for (const auto& [key, list] : processes) {
+    for (const DeviceProcess& p : list) {
+      if (out.contains(p.pid)) continue;
+      Result<CgroupOwner> owner = ReadProcessCgroup(proc_root, p.pid);
+      if (owner.ok()) out.emplace(p.pid, std::move(*owner));
     }
   }
+  return out;
+}
+
+const std::vector<DeviceProcess>& ProcessesOn(const DeviceProcesses& processes,
+                                              const GpuInfo& device) {
+  static const std::vector<DeviceProcess> kNone;
+  const auto it = processes.find(Attribution::DeviceKey(device));
+  return it == processes.end() ? kNone : it->second;
+}
+
+// A MIG-enabled GPU lists the processes of its instances too: those name the
+// instances, not the whole GPU.
+bool ProcessesNameDevice(const GpuInfo& device) { return !device.mig_enabled || device.is_mig(); }
+
+void AddUnique(std::vector<std::string>& ids, const std::string& id) {
+  if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+}
+
+// Adds the Slurm jobs named by the cgroups of each device's processes to the
+// jobs of that device.
+void AddCgroupJobs(const std::vector<GpuInfo>& devices, const DeviceProcesses& processes,
+                   const std::map<unsigned, CgroupOwner>& owners,
+                   std::map<std::string, std::vector<std::string>>& jobs) {
+  for (const GpuInfo& device : devices) {
+    for (const DeviceProcess& p : ProcessesOn(processes, device)) {
+      const auto owner = owners.find(p.pid);
+      if (owner == owners.end() || owner->second.slurm_job.empty()) continue;  // not a Slurm task
+      AddUnique(jobs[Attribution::DeviceKey(device)], owner->second.slurm_job);
+    }
+  }
+}
+
+// The pod of one process: the CRI's answer for its container id, else the one
+// container the kubelet granted the device to (a process in some container
+// on an exclusively granted GPU can only be that container's).
+std::optional<PodRef> PodOfProcess(const CgroupOwner& owner, const std::vector<PodRef>& device_pods,
+                                   const std::map<std::string, CriContainer>* cri) {
+  if (owner.container_id.empty()) return std::nullopt;  // a host process
+  if (cri) {
+    if (const CriContainer* c = FindContainer(*cri, owner.container_id)) {
+      return PodRef{c->namespace_name, c->pod, c->container};
+    }
+  }
+  if (device_pods.size() == 1) return device_pods[0];
+  return std::nullopt;
+}
+
+// The holder of every GPU process something is known about.
+std::map<unsigned, Holder> ProcessHolders(const ServiceOptions& options,
+                                          const std::vector<GpuInfo>& devices,
+                                          const DeviceProcesses& processes,
+                                          const std::map<unsigned, CgroupOwner>& owners,
+                                          const std::vector<std::vector<PodRef>>& pods,
+                                          const std::map<std::string, CriContainer>* cri) {
+  std::map<unsigned, Holder> out;
+  for (size_t i = 0; i < devices.size(); ++i) {
+    for (const DeviceProcess& p : ProcessesOn(processes, devices[i])) {
+      if (out.contains(p.pid) && !out[p.pid].pod.empty()) continue;
+      Holder h;
+      const auto owner = owners.find(p.pid);
+      if (owner != owners.end()) {
+        // A MIG parent's grant says nothing of a process on one of its instances.
+        static const std::vector<PodRef> kNone;
+        if (auto pod = PodOfProcess(owner->second,
+                                    ProcessesNameDevice(devices[i]) ? pods[i] : kNone, cri)) {
+          h.namespace_name = pod->namespace_name;
+          h.pod = pod->pod;
+          h.container = pod->container;
+        }
+        h.hpc_job = owner->second.slurm_job;
+      }
+      h.workload = WorkloadName(h.pod, "", h.hpc_job, options.process_names ? p.name : "");
+      if (!h.workload.empty()) out[p.pid] = std::move(h);
+    }
+  }
+  return out;
+}
+
+// Pods named through the CRI by a device's processes, for a device the
+// kubelet gave none (the kubelet off or down, or a GPU used outside the
+// device plugin).
+std::vector<PodRef> PodsOfProcesses(const GpuInfo& device, const DeviceProcesses& processes,
+                                    const std::map<unsigned, Holder>& holders) {
+  std::vector<PodRef> out;
+  if (!ProcessesNameDevice(device)) return out;
+  for (const DeviceProcess& p : ProcessesOn(processes, device)) {
+    const auto h = holders.find(p.pid);
+    if (h == holders.end() || h->second.pod.empty()) continue;
+    PodRef ref{h->second.namespace_name, h->second.pod, h->second.container};
+    if (std::find(out.begin(), out.end(), ref) == out.end()) out.push_back(std::move(ref));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// With names opted in, a device no pod or job holds is held by the workloads
+// its processes name.
+std::vector<Holder> NamedByProcesses(const GpuInfo& device, const DeviceProcesses& processes) {
+  std::vector<Holder> out;
+  if (!ProcessesNameDevice(device)) return out;
+  for (const DeviceProcess& p : ProcessesOn(processes, device)) {
+    if (p.name.empty()) continue;
+    Holder h;
+    h.workload = WorkloadName("", "", "", p.name);
+    out.push_back(std::move(h));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Asks the CRI, when configured, recording its state in `out`.
+std::optional<std::map<std::string, CriContainer>> AskCri(const CriOptions& options,
+                                                          Attribution& out) {
+  if (options.socket.empty()) return std::nullopt;
+  AttributionSource& source = out.sources.emplace_back(AttributionSource{"cri"});
+  auto containers = ListContainers(options);
+  source.up = containers.ok();
+  if (!containers.ok()) {
+    source.error = containers.status().message();
+    return std::nullopt;
+  }
+  return std::move(*containers);
 }
 
 }  // namespace
@@ -77,7 +196,7 @@ DeviceProcesses ProcessesOf(const Snapshot& snapshot) {
   DeviceProcesses out;
   for (size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
     for (const ProcessInfo& p : snapshot.samples[i].processes) {
-      out[Attribution::DeviceKey(snapshot.gpus[i])].push_back(p.pid);
+      out[Attribution::DeviceKey(snapshot.gpus[i])].push_back({p.pid, p.name});
     }
   }
   return out;
@@ -97,6 +216,7 @@ Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& d
       source.error = granted.status().message();
     }
   }
+  const auto cri = AskCri(options.cri, out);
   std::map<std::string, std::vector<std::string>> jobs;  // by DeviceKey
   if (!options.hpc_job_dir.empty()) {
     AttributionSource& source = out.sources.emplace_back(AttributionSource{"hpc"});
@@ -108,10 +228,16 @@ Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& d
       if (file != read->end()) jobs[Attribution::DeviceKey(devices[i])] = file->second;
     }
   }
-  AddCgroupJobs(options.proc_root, devices, processes, jobs);
+  const std::map<unsigned, CgroupOwner> owners = ReadOwners(options.proc_root, processes);
+  AddCgroupJobs(devices, processes, owners, jobs);
+  out.processes = ProcessHolders(options, devices, processes, owners, pods, cri ? &*cri : nullptr);
   for (size_t i = 0; i < devices.size(); ++i) {
+    if (pods[i].empty() && cri) pods[i] = PodsOfProcesses(devices[i], processes, out.processes);
     const auto job = jobs.find(Attribution::DeviceKey(devices[i]));
     std::vector<Holder> holders = Combine(pods[i], job == jobs.end() ? nullptr : &job->second);
+    if (holders.empty() && options.process_names) {
+      holders = NamedByProcesses(devices[i], processes);
+    }
     if (!holders.empty()) out.holders[Attribution::DeviceKey(devices[i])] = std::move(holders);
   }
   return out;
@@ -120,6 +246,7 @@ Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& d
 Service::Service(ServiceOptions options) : options_(std::move(options)) {
   Attribution empty;
   if (options_.kubernetes) empty.sources.push_back({"kubelet", false, "not asked yet"});
+  if (!options_.cri.socket.empty()) empty.sources.push_back({"cri", false, "not asked yet"});
   if (!options_.hpc_job_dir.empty()) empty.sources.push_back({"hpc", false, "not read yet"});
   latest_.store(std::make_shared<const Attribution>(std::move(empty)));
 }

@@ -1,5 +1,6 @@
 // Keeps the attribution map fresh, off the scrape path: a thread of its own
-// asks the enabled sources every `refresh_s`, and at once when the kubelet's
+// asks the enabled sources (kubelet, CRI, HPC directory, the GPU processes'
+// cgroups under proc_root) every `refresh_s`, and at once when the kubelet's
 // socket is replaced (a kubelet restart), the device inventory changes or the
 // processes on the GPUs change, then
 // publishes a new immutable Attribution. Readers take Latest() (an atomic
@@ -20,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "attribution/cri.h"
 #include "attribution/kubelet.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/snapshot.h"
@@ -35,10 +37,23 @@ struct ServiceOptions {
   // Where /proc is (tests point it at fixtures): the cgroup of each GPU
   // process names its Slurm job on nodes without a mapping directory.
   std::string proc_root = "/proc";
+  // --container-runtime-socket: the CRI socket that names the pod of each GPU
+  // process's container; empty: off (a process on a GPU granted to exactly one
+  // container is then that container's).
+  CriOptions cri;
+  // --process-names: process names may be exported and name the workload of
+  // a GPU that no pod or job holds (privacy: off by default).
+  bool process_names = false;
 };
 
-// The process ids running on each device, by Attribution::DeviceKey.
-using DeviceProcesses = std::map<std::string, std::vector<unsigned>>;
+// A process NVML lists on a device.
+struct DeviceProcess {
+  unsigned pid = 0;
+  std::string name;  // empty when NVML did not say
+  bool operator==(const DeviceProcess&) const = default;
+};
+// The processes running on each device, by Attribution::DeviceKey.
+using DeviceProcesses = std::map<std::string, std::vector<DeviceProcess>>;
 
 // The processes NVML listed on each device of a snapshot.
 DeviceProcesses ProcessesOf(const Snapshot& snapshot);

@@ -34,12 +34,17 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
                         {"--simulate", &options.simulate},
                         {"--pod-resources-kubelet-socket", &a.kubelet.socket},
                         {"--hpc-job-mapping-dir", &a.hpc_job_dir},
-                        {"--proc-root", &a.proc_root}};
+                        {"--proc-root", &a.proc_root},
+                        {"--container-runtime-socket", &a.cri.socket}};
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args->size(); ++i) {
     std::string_view arg = (*args)[i];
     if (arg == "--kubernetes") {
       a.kubernetes = true;
+      continue;
+    }
+    if (arg == "--process-names") {
+      a.process_names = true;
       continue;
     }
     const Spec* hit = nullptr;

@@ -13,7 +13,9 @@
 //   --kubernetes                        ask the kubelet's pod-resources API
 //   --pod-resources-kubelet-socket PATH its socket (default the kubelet's)
 //   --hpc-job-mapping-dir DIR           Slurm job files per GPU
-//   --proc-root DIR                     where /proc is (processes' Slurm cgroups)
+//   --proc-root DIR                     where /proc is (processes' cgroups)
+//   --container-runtime-socket PATH     CRI socket naming each process's pod
+//   --process-names                     process names name unheld GPUs' workload
 // Thread safety: the pure functions are safe anywhere; PrepareNvml sets the
 // process environment and must run before other threads start.
 #pragma once

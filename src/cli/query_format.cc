@@ -4,6 +4,8 @@
 #include <optional>
 #include <string_view>
 
+#include "gpuscope/attribution.h"
+
 namespace gpuscope::cli {
 namespace {
 
@@ -82,17 +84,27 @@ std::string FormatGpuRows(const Snapshot& snapshot, const std::vector<std::size_
   return out;
 }
 
+// Compute processes only, as nvidia-smi's --query-compute-apps.
 std::vector<const ProcessInfo*> ProcessesOnGpu(const Snapshot& snapshot, std::size_t gpu) {
   std::vector<const ProcessInfo*> out;
-  for (const ProcessInfo& p : snapshot.samples[gpu].processes) out.push_back(&p);
+  for (const ProcessInfo& p : snapshot.samples[gpu].processes) {
+    if (p.Is(kComputeProcess)) out.push_back(&p);
+  }
   if (!out.empty()) return out;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
     if (!snapshot.gpus[i].gpu_instance_id || snapshot.gpus[i].uuid != snapshot.gpus[gpu].uuid) {
       continue;
     }
-    for (const ProcessInfo& p : snapshot.samples[i].processes) out.push_back(&p);
+    for (const ProcessInfo& p : snapshot.samples[i].processes) {
+      if (p.Is(kComputeProcess)) out.push_back(&p);
+    }
   }
   return out;
+}
+
+std::string ProcessServes(const Snapshot& snapshot, const ProcessInfo& process) {
+  const Holder* h = snapshot.attribution ? snapshot.attribution->OfProcess(process.pid) : nullptr;
+  return h ? "  (serves " + h->Describe() + ")" : "";
 }
 
 std::string FormatAppRows(const Snapshot& snapshot, const std::vector<std::size_t>& gpus,

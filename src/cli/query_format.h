@@ -37,5 +37,8 @@ std::string FormatAppRows(const Snapshot& snapshot, const std::vector<std::size_
 // The processes of the whole GPU at `gpu`: its own list, or when that is
 // empty the lists of its MIG instances (which share the parent's uuid).
 std::vector<const ProcessInfo*> ProcessesOnGpu(const Snapshot& snapshot, std::size_t gpu);
+// "  (serves ml/web-x2kq9 (container srv, workload web))" for a process whose
+// holder Snapshot::attribution knows; empty otherwise.
+std::string ProcessServes(const Snapshot& snapshot, const ProcessInfo& process);
 
 }  // namespace gpuscope::cli

@@ -106,6 +106,12 @@ Status SetAttribution(const Settings& s, ServeConfig& c) {
   }
   a.hpc_job_dir = s.Get("hpc-job-mapping-dir");
   a.proc_root = s.Get("proc-root");
+  a.cri.socket = s.Get("container-runtime-socket");
+  a.process_names = s.Flag("process-names");
+  c.render.process_names = a.process_names;
+  Result<long> process_series = s.Integer("process-series");  // range checked by the table
+  if (!process_series.ok()) return process_series.status();
+  c.render.process_series = static_cast<unsigned>(*process_series);
   Result<double> refresh = s.Seconds("attribution-refresh");  // range checked by the table
   if (!refresh.ok()) return refresh.status();
   a.refresh_s = *refresh;

@@ -87,7 +87,7 @@ std::string Processes(const Snapshot& snapshot) {
                                : "N/A";
       out += "  " + Pad(std::to_string(snapshot.gpus[i].index), 3, true) + "  " +
              Pad(std::to_string(p.pid), 7, true) + "  " + Pad(memory, 8, true) + "  " +
-             (p.name.empty() ? "N/A" : p.name) + "\n";
+             (p.name.empty() ? "N/A" : p.name) + ProcessServes(snapshot, p) + "\n";
     }
   }
   if (!any) out += "  No running processes found\n";

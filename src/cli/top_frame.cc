@@ -189,7 +189,9 @@ std::string Processes(const Snapshot& snap, int width) {
       char buf[64];
       std::snprintf(buf, sizeof(buf), "  %3u  %7u  %8s  ", snap.gpus[i].index, p->pid,
                     memory.c_str());
-      out += Clip(buf + (p->name.empty() ? std::string("N/A") : p->name), width) + "\n";
+      out += Clip(buf + (p->name.empty() ? std::string("N/A") : p->name) + ProcessServes(snap, *p),
+                  width) +
+             "\n";
     }
   }
   return any ? out : out + "  No running processes found\n";

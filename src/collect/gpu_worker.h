@@ -57,6 +57,7 @@ class DeviceReader {
   ReadPlan plan_;
   Capabilities caps_;
   GpmState gpm_;
+  ProcessState processes_;
   bool described_ = false;  // Reattach described a GPU first seen lost
 };
 

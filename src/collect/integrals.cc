@@ -31,7 +31,10 @@ std::optional<double> WindowMax::Max() const {
 }
 
 void Integrator::Update(double t, const GpuSample& read, bool energy_counter, GpuSample& out) {
-  if (auto util = read.Find(kGpuUtil)) {
+  // A MIG instance has no utilization of its own: its GPM activity instead.
+  auto util = read.Find(kGpuUtil);
+  if (!util) util = read.Find(kGrEngineActive);
+  if (util) {
     busy_.Add(t, *util / 100);
     idle_.Add(t, *util == 0 ? 1 : 0);
   }

@@ -7,6 +7,7 @@
 // Thread safety: called on the one worker thread reading the device.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -26,6 +27,13 @@ struct GpmState {
   std::vector<std::pair<Metric, double>> last_values;  // of the newest GPM read
 };
 
+// What the process reader keeps across slow cycles.
+struct ProcessState {
+  // Newest nvmlDeviceGetProcessUtilization timestamp seen: the next read asks
+  // only for newer samples, so each read averages one slow period.
+  uint64_t last_seen_us = 0;
+};
+
 // Minimum spacing of two GPM samples (NVML wants > 100 ms).
 inline constexpr double kGpmMinSpacingSeconds = 0.1;
 
@@ -37,7 +45,7 @@ struct ReadPlan {
 
 // Runs the reader of every catalog Source (readers_table.cc) for the tiers of
 // ctx.reading(), then the slow-tier extras of `plan`.
-void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan);
+void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, const ReadPlan& plan);
 
 // kFieldValue and kNvLinkThroughput rows, one batch; ids, scopes and units
 // come from each row's FieldRead.
@@ -71,7 +79,8 @@ void ReadRetired(ReadContext& ctx);
 void ReadPcieReplayFallback(ReadContext& ctx);
 // Slow tier: per-link NVLink state and error counters into sample.nvlink.
 void ReadNvLinkLinks(ReadContext& ctx, unsigned links);
-// Slow tier: running compute processes with names into sample.processes.
-void ReadProcesses(ReadContext& ctx);
+// Slow tier: the compute, graphics and MPS-client processes (merged by pid),
+// with names and utilization, into sample.processes.
+void ReadProcesses(ReadContext& ctx, ProcessState& state);
 
 }  // namespace gpuscope::collect

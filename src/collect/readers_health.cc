@@ -1,5 +1,6 @@
 // Readers for the batched field values, their fallbacks, per-link NVLink
 // counters and processes.
+#include <algorithm>
 #include <array>
 #include <utility>
 #include <vector>
@@ -169,22 +170,82 @@ void ReadNvLinkLinks(ReadContext& ctx, unsigned links) {
   ctx.reading().nvlink_read = true;
 }
 
-void ReadProcesses(ReadContext& ctx) {
-  auto processes = ctx.Try<std::vector<nvml::Process>>(
-      "nvmlDeviceGetComputeRunningProcesses", [&] { return ctx.device().ComputeProcesses(); });
-  if (!processes) return;
-  std::vector<ProcessInfo> out;
-  for (const nvml::Process& p : *processes) {
-    ProcessInfo info;
-    info.pid = p.pid;
-    info.used_memory_bytes = p.used_memory_bytes;
-    info.gpu_instance_id = p.gpu_instance_id;
-    info.compute_instance_id = p.compute_instance_id;
-    info.name = ctx.Try<std::string>("nvmlSystemGetProcessName",
-                                     [&] { return ctx.library().ProcessName(p.pid); })
-                    .value_or("");
-    out.push_back(std::move(info));
+namespace {
+
+// Adds one NVML process list to `out`, merging a pid already listed.
+void MergeProcessList(const std::vector<nvml::Process>& list, ProcessKind kind,
+                      std::vector<ProcessInfo>& out) {
+  for (const nvml::Process& p : list) {
+    auto it = std::find_if(out.begin(), out.end(),
+                           [&](const ProcessInfo& known) { return known.pid == p.pid; });
+    if (it == out.end()) {
+      ProcessInfo info;
+      info.pid = p.pid;
+      info.kinds = 0;
+      info.gpu_instance_id = p.gpu_instance_id;
+      info.compute_instance_id = p.compute_instance_id;
+      it = out.insert(out.end(), std::move(info));
+    }
+    it->kinds |= kind;
+    // Both lists give the process's whole footprint: keep the larger.
+    if (p.used_memory_bytes &&
+        (!it->used_memory_bytes || *p.used_memory_bytes > *it->used_memory_bytes)) {
+      it->used_memory_bytes = p.used_memory_bytes;
+    }
   }
+}
+
+// The mean SM and memory utilization of each process over the samples NVML
+// took since the last read.
+void ReadProcessUtilization(ReadContext& ctx, ProcessState& state,
+                            std::vector<ProcessInfo>& processes) {
+  if (processes.empty()) return;
+  auto samples = ctx.Try<std::vector<nvml::ProcessUtilizationSample>>(
+      "nvmlDeviceGetProcessUtilization",
+      [&] { return ctx.device().ProcessUtilization(state.last_seen_us); });
+  if (!samples) return;
+  for (ProcessInfo& p : processes) {
+    double sm = 0, memory = 0;
+    unsigned n = 0;
+    for (const nvml::ProcessUtilizationSample& s : *samples) {
+      if (s.pid != p.pid) continue;
+      sm += s.sm_percent;
+      memory += s.memory_percent;
+      ++n;
+    }
+    if (n == 0) continue;
+    p.sm_utilization = std::clamp(sm / n / 100.0, 0.0, 1.0);
+    p.memory_utilization = std::clamp(memory / n / 100.0, 0.0, 1.0);
+  }
+  for (const nvml::ProcessUtilizationSample& s : *samples) {
+    state.last_seen_us = std::max<uint64_t>(state.last_seen_us, s.timestamp_us);
+  }
+}
+
+}  // namespace
+
+void ReadProcesses(ReadContext& ctx, ProcessState& state) {
+  const nvml::Device& d = ctx.device();
+  auto compute = ctx.Try<std::vector<nvml::Process>>("nvmlDeviceGetComputeRunningProcesses",
+                                                     [&] { return d.ComputeProcesses(); });
+  if (!compute) return;  // the list that says who runs here: without it, nothing is known
+  std::vector<ProcessInfo> out;
+  MergeProcessList(*compute, kComputeProcess, out);
+  if (auto graphics = ctx.Try<std::vector<nvml::Process>>("nvmlDeviceGetGraphicsRunningProcesses",
+                                                          [&] { return d.GraphicsProcesses(); })) {
+    MergeProcessList(*graphics, kGraphicsProcess, out);
+  }
+  if (auto mps = ctx.Try<std::vector<nvml::Process>>("nvmlDeviceGetMPSComputeRunningProcesses",
+                                                     [&] { return d.MpsComputeProcesses(); })) {
+    MergeProcessList(*mps, kMpsProcess, out);
+  }
+  if (ctx.lost()) return;
+  for (ProcessInfo& info : out) {
+    info.name = ctx.Try<std::string>("nvmlSystemGetProcessName",
+                                     [&] { return ctx.library().ProcessName(info.pid); })
+                    .value_or("");
+  }
+  ReadProcessUtilization(ctx, state, out);
   ctx.reading().sample.processes = std::move(out);
   ctx.reading().processes_read = true;
 }

@@ -81,13 +81,13 @@ static_assert(Position(Source::kGpm) < Position(Source::kPcieThroughput),
 
 }  // namespace
 
-void ReadAll(ReadContext& ctx, GpmState& gpm, const ReadPlan& plan) {
+void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, const ReadPlan& plan) {
   for (const ReaderEntry& entry : kReaders) {
     if (!entry.elsewhere) entry.read(ctx, gpm);
   }
   if (ctx.reading().tiers.slow) {
     ReadNvLinkLinks(ctx, plan.nvlink_links);
-    if (plan.processes) ReadProcesses(ctx);
+    if (plan.processes) ReadProcesses(ctx, processes);
   }
 }
 

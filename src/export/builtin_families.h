@@ -76,6 +76,39 @@ inline constexpr BuiltinFamily kXidErrors{
     FamilyGroup::kGpu,
     LabelBase::kNative};
 
+// Per-process families (render_processes.cc), with --process-series N: the N
+// processes of a device using the most memory, the rest summed as pid="other".
+// Their attribution labels are the process's own (its container's pod, its
+// cgroup's Slurm job), not the device's holders.
+inline constexpr std::string_view kProcessLabels =
+    "namespace, pod, container, hpc_job, workload (the process's own), pid (or \"other\"), type "
+    "(compute, graphics, compute+graphics, mps), process_name (with --process-names)";
+inline constexpr BuiltinFamily kProcessMemory{
+    "gpuscope_process_memory_used_bytes",
+    "GPU memory used by the process (NVML's running-process lists).",
+    FamilyType::kGauge,
+    kProcessLabels,
+    FamilyGroup::kGpu,
+    LabelBase::kNative};
+inline constexpr BuiltinFamily kProcessSm{
+    "gpuscope_process_sm_utilization_ratio",
+    "Fraction of time the process had a kernel on the SMs, averaged over the last slow "
+    "interval (nvmlDeviceGetProcessUtilization; absent on MIG and without samples).",
+    FamilyType::kGauge,
+    kProcessLabels,
+    FamilyGroup::kGpu,
+    LabelBase::kNative};
+inline constexpr BuiltinFamily kProcessMemoryUtil{
+    "gpuscope_process_memory_utilization_ratio",
+    "Fraction of time the memory controller served the process, averaged over the last slow "
+    "interval (nvmlDeviceGetProcessUtilization).",
+    FamilyType::kGauge,
+    kProcessLabels,
+    FamilyGroup::kGpu,
+    LabelBase::kNative};
+inline constexpr std::array<const BuiltinFamily*, 3> kProcessBuiltins = {
+    &kProcessMemory, &kProcessSm, &kProcessMemoryUtil};
+
 // The agent about itself (serve/exporter.cc).
 inline constexpr BuiltinFamily kBuildInfo{
     "gpuscope_build_info", "gpuscope's version; the value is always 1.",
@@ -90,7 +123,8 @@ inline constexpr BuiltinFamily kCollectorUp{
     "1 when the last cycle read the device (GPU or MIG instance), 0 when it is lost, stale or "
     "failing.",
     FamilyType::kGauge,
-    "gpu; on MIG instances gpu_instance, compute_instance",
+    "gpu; on MIG instances gpu_instance, compute_instance (no attribution labels: one series "
+    "per device whoever holds it)",
     FamilyGroup::kSelf,
     LabelBase::kNone};
 inline constexpr BuiltinFamily kCollectDuration{"gpuscope_collect_duration_seconds",
@@ -224,20 +258,13 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 25> kRegistry = {
-    &kGpuInfo,        &kGpuLost,
-    &kLastSample,     &kLinkActive,
-    &kLinkErrors,     &kXidErrors,
-    &kBuildInfo,      &kNvmlUp,
-    &kCollectorUp,    &kCollectDuration,
-    &kLastCollect,    &kScrapes,
-    &kScrapesGzip,    &kNvmlCallErrors,
-    &kEventsUp,       &kEventErrors,
-    &kAttributionUp,  &kGpuHealth,
-    &kCollectorStale, &kXidWindow,
-    &kBottleneck,     &kBottleneckConfidence,
-    &kOomEta,         &kIdleHeld,
-    &kWastedCost};
+inline constexpr std::array<const BuiltinFamily*, 28> kRegistry = {
+    &kGpuInfo,     &kGpuLost,        &kLastSample,      &kLinkActive,        &kLinkErrors,
+    &kXidErrors,   &kProcessMemory,  &kProcessSm,       &kProcessMemoryUtil, &kBuildInfo,
+    &kNvmlUp,      &kCollectorUp,    &kCollectDuration, &kLastCollect,       &kScrapes,
+    &kScrapesGzip, &kNvmlCallErrors, &kEventsUp,        &kEventErrors,       &kAttributionUp,
+    &kGpuHealth,   &kCollectorStale, &kXidWindow,       &kBottleneck,        &kBottleneckConfidence,
+    &kOomEta,      &kIdleHeld,       &kWastedCost};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.

@@ -109,6 +109,9 @@ Renderer::Renderer(RenderOptions options)
   for (std::size_t i = 0; i < kTrailingBuiltins.size(); ++i) {
     plan_->trailing[i] = PlanBuiltin(*kTrailingBuiltins[i]);
   }
+  for (std::size_t i = 0; i < kProcessBuiltins.size(); ++i) {
+    plan_->processes[i] = PlanBuiltin(*kProcessBuiltins[i]);
+  }
 }
 
 Renderer::~Renderer() = default;
@@ -170,6 +173,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     RenderNative(snapshot, writer);
     RenderNvLink(snapshot, writer);
     RenderXid(snapshot, writer);
+    if (options_.process_series > 0) RenderProcesses(snapshot, writer);
   }
   for (const Family& family : extra) {
     if (Lean() && family.detail == Detail::kFullOnly) continue;

@@ -15,7 +15,10 @@
 //      gpuscope_gpu_lost, gpuscope_gpu_last_sample_timestamp_seconds, then
 //      every catalog native
 //      family in catalog order, then gpuscope_nvlink_link_active,
-//      gpuscope_nvlink_link_errors_total and gpuscope_xid_errors_total.
+//      gpuscope_nvlink_link_errors_total and gpuscope_xid_errors_total, then
+//      with process_series > 0 the gpuscope_process_* families (their own
+//      labels: the process's holder, pid, type, [process_name]; see
+//      builtin_families.h).
 //      Labels: gpu, uuid (the MIG UUID on a MIG instance), [gpu_instance,
 //      mig_profile, compute_instance on MIG], then the attribution labels
 //      namespace, pod, container, hpc_job, workload (each only when known),
@@ -70,6 +73,10 @@ struct RenderOptions {
   std::string hostname_label = "Hostname";    // "hostname" for dcgm-exporter >= 4.8 users
   Profile profile = Profile::kLean;           // export/profile.h
   bool nvlink_per_link = false;               // lean: every link's series, not only errored ones
+  // Per-process series per device (gpuscope_process_*): the N processes using
+  // the most memory, the rest summed into one pid="other" series; 0: none.
+  unsigned process_series = 0;
+  bool process_names = false;  // the process_name label (privacy: off)
 };
 
 struct Bodies {
@@ -104,6 +111,7 @@ class Renderer {
   void RenderState(const Snapshot& snapshot, Writer& writer);
   void RenderNvLink(const Snapshot& snapshot, Writer& writer);
   void RenderXid(const Snapshot& snapshot, Writer& writer);
+  void RenderProcesses(const Snapshot& snapshot, Writer& writer);
   void RenderExtra(const Family& family, Writer& writer);
   void SortExtra(const Family& family, std::vector<uint32_t>& order) const;
   bool Wants(LabelBase base) const;

@@ -36,6 +36,7 @@ struct Renderer::Plan {
   std::vector<const CounterEntry*> label_fields;
   std::array<PlannedFamily, kLeadingBuiltins.size()> leading;
   std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
+  std::array<PlannedFamily, kProcessBuiltins.size()> processes;
 };
 
 // What the lean profile has shown of its sparse series, per slot of
@@ -63,10 +64,11 @@ struct Renderer::Cache {
   std::vector<GpuInfo> gpus;
   AttributionPtr attribution;
   Prefixes dcgm, native;
-  std::vector<std::string> info;  // every gpuscope_gpu_info line of a slot
-  std::vector<uint32_t> order;    // slots by GPU index, then MIG instance
-  std::vector<uint32_t> rank;     // slot -> position in order
-  std::vector<uint32_t> scratch;  // reused by sorts
+  std::vector<std::string> device;  // slot -> the native prefix without holder labels
+  std::vector<std::string> info;    // every gpuscope_gpu_info line of a slot
+  std::vector<uint32_t> order;      // slots by GPU index, then MIG instance
+  std::vector<uint32_t> rank;       // slot -> position in order
+  std::vector<uint32_t> scratch;    // reused by sorts
 
   bool Matches(const Snapshot& snapshot, const AttributionPtr& attribution) const;
   void Rebuild(const Snapshot& snapshot, const AttributionPtr& attribution,
@@ -114,6 +116,9 @@ class Renderer::Writer {
   std::string* out_;
   std::size_t text_mark_ = 0, om_mark_ = 0, series_start_ = 0;
 };
+
+// ",namespace=...,workload=..." for the holder's known labels, native order.
+std::string NativeHolderLabels(const Holder& h);
 
 // Builds a PlannedFamily's headers.
 PlannedFamily PlanFamily(std::string_view name, std::string_view help, FamilyType type);

@@ -59,6 +59,8 @@ std::string DcgmHolderLabels(const Holder& h) {
   return s;
 }
 
+}  // namespace
+
 std::string NativeHolderLabels(const Holder& h) {
   std::string s;
   AppendKnown({{"namespace", &h.namespace_name},
@@ -69,6 +71,8 @@ std::string NativeHolderLabels(const Holder& h) {
               &s);
   return s;
 }
+
+namespace {
 
 // One prefix per holder (the plain prefix when there is none).
 std::vector<std::string> PerHolder(const std::string& plain, const std::vector<Holder>& holders,
@@ -148,12 +152,14 @@ void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& cu
   std::size_t n = gpus.size();
   dcgm.resize(n);
   native.resize(n);
+  device.resize(n);
   info.resize(n);
   for (std::size_t i = 0; i < n; ++i) {
     const std::vector<Holder>& of = holders.Of(gpus[i]);
     dcgm[i] =
         PerHolder(DcgmPrefix(system, gpus[i], options, plan.label_fields), of, DcgmHolderLabels);
-    native[i] = PerHolder(NativePrefix(gpus[i]), of, NativeHolderLabels);
+    device[i] = NativePrefix(gpus[i]);
+    native[i] = PerHolder(device[i], of, NativeHolderLabels);
     info[i].clear();
     for (const std::string& prefix : native[i])
       info[i] += InfoLine(system, gpus[i], prefix, options);

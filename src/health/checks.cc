@@ -246,8 +246,10 @@ HealthReport Evaluate(const Snapshot& snapshot, const EventState& events, Health
   for (const auto& [index, i] : WholeGpuSlots(snapshot)) {
     report.gpus.push_back(
         EvaluateGpu(i, snapshot.gpus[i], snapshot.samples[i], events, state, now, options));
-    if (snapshot.attribution)
+    if (snapshot.attribution) {
       report.gpus.back().holders = snapshot.attribution->Of(snapshot.gpus[i]);
+      report.gpus.back().processes = snapshot.attribution->Holdings(snapshot.samples[i].processes);
+    }
     report.verdict = std::max(report.verdict, report.gpus.back().verdict);
   }
   return report;

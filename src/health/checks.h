@@ -67,7 +67,8 @@ struct GpuHealth {
   std::map<unsigned, uint64_t> xid_totals;  // since start
   std::map<unsigned, uint64_t> xid_window;  // within the window
   std::optional<unsigned> last_xid;
-  std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
+  std::vector<Holder> holders;            // whose work the GPU serves (Snapshot::attribution)
+  std::vector<ProcessHolding> processes;  // its processes and whose each is
 
   const CheckResult& Get(Check c) const { return checks[static_cast<std::size_t>(c)]; }
   CheckResult& Get(Check c) { return checks[static_cast<std::size_t>(c)]; }

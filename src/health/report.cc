@@ -35,6 +35,11 @@ std::string GpuTitle(const GpuHealth& g) {
 void FormatGpu(const GpuHealth& g, const ReportOptions& options, std::string& out) {
   out += fmt::format("{}: {}\n", GpuTitle(g), Upper(VerdictName(g.verdict)));
   for (const Holder& h : g.holders) out += fmt::format("  serves   {}\n", h.Describe());
+  for (const ProcessHolding& p : g.processes) {
+    if (!p.holder.workload.empty()) {
+      out += fmt::format("  process  {} {}: {}\n", p.pid, p.name, p.holder.Describe());
+    }
+  }
   for (const CheckResult& c : g.checks) {
     if (!c.evaluated) continue;
     const bool show = options.verbose || c.verdict != Verdict::kOk;
@@ -96,6 +101,7 @@ std::string FormatJson(const HealthReport& report) {
                     {"stale", g.stale},
                     {"checks", checks},
                     {"holders", g.holders},
+                    {"processes", g.processes},
                     {"xid",
                      {{"total", totals},
                       {"window", window},

@@ -220,6 +220,10 @@ typedef struct {
   X(nvmlEventSetFree, Optional, (nvmlEventSet_t set))                                            \
   X(nvmlDeviceGetComputeRunningProcesses_v3, Optional,                                           \
     (nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_v2_t* infos))                          \
+  X(nvmlDeviceGetGraphicsRunningProcesses_v3, Optional,                                          \
+    (nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_v2_t* infos))                          \
+  X(nvmlDeviceGetMPSComputeRunningProcesses_v3, Optional,                                        \
+    (nvmlDevice_t d, unsigned int* count, nvmlProcessInfo_v2_t* infos))                          \
   X(nvmlDeviceGetProcessUtilization, Optional,                                                   \
     (nvmlDevice_t d, nvmlProcessUtilizationSample_t * samples, unsigned int* count,              \
      unsigned long long last_seen_us))                                                           \

@@ -198,6 +198,9 @@ class Device {
 
   // Processes.
   Result<std::vector<Process>> ComputeProcesses() const;
+  Result<std::vector<Process>> GraphicsProcesses() const;
+  // The clients of an MPS server (the server itself is a compute process).
+  Result<std::vector<Process>> MpsComputeProcesses() const;
   // Samples newer than last_seen_us (0 = all NVML keeps); empty when none.
   Result<std::vector<ProcessUtilizationSample>> ProcessUtilization(uint64_t last_seen_us) const;
 
@@ -235,6 +238,8 @@ class Device {
   template <typename Fn>
   Result<std::string> GetString(Fn Api::*fn, const char* name, unsigned size) const;
   Result<Device> MigDeviceAt(unsigned slot) const;
+  template <typename Fn>
+  Result<std::vector<Process>> RunningProcesses(Fn Api::*fn, const char* name) const;
 
   const Library* lib_ = nullptr;
   void* handle_ = nullptr;

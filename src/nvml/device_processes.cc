@@ -92,20 +92,21 @@ Result<uint32_t> Device::NvLinkCount() const {
   return links;
 }
 
-Result<std::vector<Process>> Device::ComputeProcesses() const {
+// The three running-process lists share one ABI: a count, then entries at the
+// driver's stride.
+template <typename Fn>
+Result<std::vector<Process>> Device::RunningProcesses(Fn Api::*fn, const char* name) const {
   const std::size_t stride = lib_->process_entry_stride();
   unsigned count = 0;
-  int rc = Invoke(&Api::nvmlDeviceGetComputeRunningProcesses_v3, &count,
-                  static_cast<nvmlProcessInfo_v2_t*>(nullptr));
+  int rc = Invoke(fn, &count, static_cast<nvmlProcessInfo_v2_t*>(nullptr));
   // 8-byte aligned storage for `count` entries at the driver's stride.
   std::vector<uint64_t> buffer;
   for (int attempt = 0; rc == kInsufficientSize && attempt < kBufferAttempts; ++attempt) {
     count += kProcessHeadroom;
     buffer.assign((count * stride + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
-    rc = Invoke(&Api::nvmlDeviceGetComputeRunningProcesses_v3, &count,
-                reinterpret_cast<nvmlProcessInfo_v2_t*>(buffer.data()));
+    rc = Invoke(fn, &count, reinterpret_cast<nvmlProcessInfo_v2_t*>(buffer.data()));
   }
-  GPUSCOPE_RETURN_IF_ERROR(lib_->Check(rc, "nvmlDeviceGetComputeRunningProcesses_v3", label_));
+  GPUSCOPE_RETURN_IF_ERROR(lib_->Check(rc, name, label_));
   std::vector<Process> processes;
   if (buffer.empty()) return processes;  // SUCCESS on the first call: none running
   const auto* bytes = reinterpret_cast<const unsigned char*>(buffer.data());
@@ -114,6 +115,21 @@ Result<std::vector<Process>> Device::ComputeProcesses() const {
     processes.push_back(DecodeProcess(bytes + i * stride));
   }
   return processes;
+}
+
+Result<std::vector<Process>> Device::ComputeProcesses() const {
+  return RunningProcesses(&Api::nvmlDeviceGetComputeRunningProcesses_v3,
+                          "nvmlDeviceGetComputeRunningProcesses_v3");
+}
+
+Result<std::vector<Process>> Device::GraphicsProcesses() const {
+  return RunningProcesses(&Api::nvmlDeviceGetGraphicsRunningProcesses_v3,
+                          "nvmlDeviceGetGraphicsRunningProcesses_v3");
+}
+
+Result<std::vector<Process>> Device::MpsComputeProcesses() const {
+  return RunningProcesses(&Api::nvmlDeviceGetMPSComputeRunningProcesses_v3,
+                          "nvmlDeviceGetMPSComputeRunningProcesses_v3");
 }
 
 Result<std::vector<ProcessUtilizationSample>> Device::ProcessUtilization(

@@ -114,6 +114,11 @@ class HarnessSmoke(unittest.TestCase):
         # The slow tier (every 10 s) adds calls to the 1 s mix, hardly to the 100 ms one.
         self.assertGreater(results["nvml"]["8-1000"]["per_gpu_cycle"],
                            results["nvml"]["8-100"]["per_gpu_cycle"])
+        # Attribution on serves pod labels: a longer body than off.
+        attribution = results["attribution"]
+        self.assertNotIn("error", attribution)
+        self.assertGreater(attribution["on"]["p99_ms"], 0)
+        self.assertGreater(attribution["on"]["body_bytes"], attribution["off"]["body_bytes"])
         self.assertIn("BM_Render/8", results["micro"]["results"])
         self.assertIsNone(results["soak"]["error"])
         self.assertGreater(len(results["soak"]["samples"]), 1)

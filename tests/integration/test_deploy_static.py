@@ -243,6 +243,12 @@ class Kubernetes(unittest.TestCase):
         self.assertIs(mount["readOnly"], True)
         (vol,) = [v for v in pod["volumes"] if v["name"] == mount["name"]]
         self.assertEqual(vol["hostPath"]["path"], "/var/lib/kubelet/pod-resources")
+        # Host PIDs' cgroups: the host's /proc, read-only, passed as --proc-root.
+        (proc,) = [m for m in c["volumeMounts"] if m["mountPath"] == "/host/proc"]
+        self.assertIs(proc["readOnly"], True)
+        (vol,) = [v for v in pod["volumes"] if v["name"] == proc["name"]]
+        self.assertEqual(vol["hostPath"]["path"], "/proc")
+        self.assertEqual(c["args"][c["args"].index("--proc-root") + 1], "/host/proc")
         port_names = {p["name"] for p in c["ports"]}
         self.assertIn("metrics", port_names)
         # The readiness probe must pass with basic auth on: /ready is the

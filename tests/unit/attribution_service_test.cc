@@ -80,9 +80,9 @@ TEST_F(ServiceTest, SlurmJobsFromProcessCgroups) {
   service_options_.kubernetes = false;
   service_options_.proc_root = proc.string();
   std::ofstream(hpc_dir_ / "2") << "32\n";  // the mapping file and the cgroup agree: once
-  const DeviceProcesses processes = {{Attribution::DeviceKey(devices_[0]), {100, 101}},
-                                     {Attribution::DeviceKey(devices_[1]), {101, 999}},
-                                     {Attribution::DeviceKey(devices_[2]), {102}}};
+  const DeviceProcesses processes = {{Attribution::DeviceKey(devices_[0]), {{100}, {101}}},
+                                     {Attribution::DeviceKey(devices_[1]), {{101}, {999}}},
+                                     {Attribution::DeviceKey(devices_[2]), {{102}}}};
   const Attribution a = Collect(service_options_, devices_, processes);
   EXPECT_EQ(a.Of(devices_[0]), (std::vector<Holder>{{"", "", "", "31", "31"}}));
   EXPECT_TRUE(a.Of(devices_[1]).empty());  // a login shell, and a process that is gone
