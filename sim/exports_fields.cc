@@ -2,6 +2,7 @@
 // code per entry).
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 #include "exports_common.h"
 
@@ -136,6 +137,14 @@ bool DeviceField(const DeviceCall& c, nvmlFieldValue_t& f) {
   const GpuState& s = c.st;
   if (f.fieldId >= 74 && f.fieldId <= 79) {
     SetU64(f, s.violation_ns[f.fieldId - 74]);
+    return true;
+  }
+  // R560+ per-reason counters (NVML_FI_DEV_CLOCKS_EVENT_REASON_*): thermal
+  // slowdown sets the SW and HW reasons together here, so both read the
+  // thermal time; the power brake is the board-limit time.
+  if (f.fieldId >= 251 && f.fieldId <= 253) {
+    if (std::atoi(c.sim->scenario().driver_version.c_str()) < 560) return false;
+    SetU64(f, s.violation_ns[f.fieldId == 253 ? kViolBoard : kViolThermal]);
     return true;
   }
   switch (f.fieldId) {

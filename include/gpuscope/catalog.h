@@ -78,6 +78,10 @@ enum class Source : uint8_t {
   kFan,
   kPerformanceState,
   kPcieLink,
+  kBar1,              // nvmlDeviceGetBAR1MemoryInfo
+  kModes,             // compute, persistence and virtualization modes
+  kGpuCount,          // nvmlDeviceGetCount (the same on every GPU)
+  kInforom,           // InfoROM checksum and validity
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
@@ -92,6 +96,9 @@ struct FieldRead {
   unsigned int id = 0;                 // NVML field id; 0: not read as a field value
   Scale to_stored = Scale::kIdentity;  // raw NVML value -> stored unit (mW -> W)
   bool all_links = false;              // NVLink counter summed over every link
+  // Oldest driver branch asked for it (0: any): ids >= 251 meant other things
+  // on older branches.
+  unsigned int min_driver = 0;
 };
 
 struct NativeName {
@@ -106,6 +113,9 @@ struct DcgmName {
   MetricType type;
   Scale scale;
   bool integer;  // dcgm-exporter prints an integer field
+  // A second DCGM name of the same field (DCGM renamed field 112
+  // CLOCK_THROTTLE_REASONS to CLOCKS_EVENT_REASONS); a counters file may use either.
+  std::string_view alias = {};
 };
 
 struct SmiName {
@@ -136,11 +146,14 @@ struct SmiName {
   X(kRetiredSbe) X(kRetiredDbe) X(kRetiredPending) X(kRemappedCorrectable)              \
   X(kRemappedUncorrectable) X(kRemappedPending) X(kRemappedFailure) X(kPowerViolation)  \
   X(kThermalViolation) X(kSyncBoostViolation) X(kBoardLimitViolation)                   \
-  X(kLowUtilViolation) X(kReliabilityViolation) X(kRecoveryAction) X(kXidLast)          \
+  X(kLowUtilViolation) X(kReliabilityViolation) X(kSwThermalViolation)                 \
+  X(kHwThermalViolation) X(kHwPowerBrakeViolation) X(kRecoveryAction) X(kXidLast)       \
   X(kBusySeconds) X(kIdleSeconds) X(kSmActiveSeconds) X(kThrottleGpuIdle)               \
   X(kThrottleAppClocks) X(kThrottleSwPowerCap) X(kThrottleHwSlowdown)                   \
   X(kThrottleSyncBoost) X(kThrottleSwThermal) X(kThrottleHwThermal)                     \
-  X(kThrottleHwPowerBrake) X(kThrottleDisplayClock)
+  X(kThrottleHwPowerBrake) X(kThrottleDisplayClock) X(kFbUsedRatio) X(kBar1Total)       \
+  X(kBar1Used) X(kBar1Free) X(kDeviceCount) X(kComputeMode) X(kPersistenceMode)         \
+  X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)
 // clang-format on
 
 enum class Metric : uint16_t {

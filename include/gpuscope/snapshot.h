@@ -56,6 +56,8 @@ struct GpuInfo {
   std::optional<unsigned> gpu_instance_id, compute_instance_id;
   std::string mig_uuid;     // "MIG-..."
   std::string mig_profile;  // "1g.10gb"
+  // InfoROM object versions ("" when the board has none or NVML cannot tell).
+  std::string inforom_image, inforom_oem, inforom_ecc, inforom_power;
 
   bool is_mig() const { return gpu_instance_id.has_value(); }
 };

@@ -21,6 +21,7 @@ constexpr bool ValidCatalog(const std::array<MetricDef, kMetricCount>& rows) {
     if (++seen[Index(def.id)] != 1) return false;
     if (!ValidNative(def.native)) return false;
     if (!def.dcgm.name.empty() && !metric_names::Valid(def.dcgm.name)) return false;
+    if (!def.dcgm.alias.empty() && !metric_names::Valid(def.dcgm.alias)) return false;
     const bool batched =
         def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput;
     if (def.source == Source::kFieldValue && def.field.id == 0) return false;
@@ -79,7 +80,9 @@ std::optional<Metric> FindByKey(std::string_view key) {
   return Find(key, [](const MetricDef& d) { return d.key; });
 }
 std::optional<Metric> FindByDcgmName(std::string_view name) {
-  return Find(name, [](const MetricDef& d) { return d.dcgm.name; });
+  if (std::optional<Metric> m = Find(name, [](const MetricDef& d) { return d.dcgm.name; }))
+    return m;
+  return Find(name, [](const MetricDef& d) { return d.dcgm.alias; });
 }
 std::optional<Metric> FindBySmiName(std::string_view name) {
   return Find(name, [](const MetricDef& d) { return d.smi.name; });

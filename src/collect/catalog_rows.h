@@ -29,6 +29,10 @@ inline constexpr SmiName kNoSmi{};
 constexpr FieldRead Field(unsigned int id, Scale to_stored = Scale::kIdentity) {
   return {id, to_stored, false};
 }
+// A field id that older driver branches used for something else.
+constexpr FieldRead NewField(unsigned int id, unsigned int min_driver) {
+  return {id, Scale::kIdentity, false, min_driver};
+}
 // A per-link NVLink field, summed over every link.
 constexpr FieldRead LinkField(unsigned int id, Scale to_stored = Scale::kIdentity) {
   return {id, to_stored, true};
@@ -46,6 +50,11 @@ constexpr DcgmName Dcgm(std::string_view name, MetricType type, Scale scale = Sc
 constexpr DcgmName DcgmDouble(std::string_view name, MetricType type,
                               Scale scale = Scale::kIdentity) {
   return {name, type, scale, false};
+}
+// A DCGM name with a second, newer name for the same field.
+constexpr DcgmName WithAlias(DcgmName dcgm, std::string_view alias) {
+  dcgm.alias = alias;
+  return dcgm;
 }
 constexpr SmiName Smi(std::string_view name, std::string_view unit,
                       SmiFormat format = SmiFormat::kInteger, Scale scale = Scale::kIdentity) {
@@ -199,7 +208,7 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
    Native("gpuscope_performance_state", kGauge), kNoDcgm, Smi("pstate", "", SmiFormat::kPState),
    "Performance state: 0 (maximum) to 15 (minimum)."},
   {kClockReasons, "clock_reasons", kEnergy, kFast, kClockEventReasons, kNoField, kNoNative,
-   Dcgm("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", kGauge),
+   WithAlias(Dcgm("DCGM_FI_DEV_CLOCK_THROTTLE_REASONS", kGauge), "DCGM_FI_DEV_CLOCKS_EVENT_REASONS"),
    Smi("clocks_event_reasons.active", "", SmiFormat::kHex64),
    "Bitmask of the reasons the clocks are held down now."},
   {kClockReasonsSupported, "clock_reasons_supported", kEnergy, kSlow, kClockEventReasons, kNoField, kNoNative,
@@ -220,31 +229,54 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
    kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
   {kThrottleSyncBoost, "throttle_sync_boost", kEnergy, kDerived, kIntegral, kNoField,
    Native("gpuscope_clock_throttle_seconds_total", kCounter, kIdentity, R"(reason="sync_boost")"),
-   kNoDcgm, Smi("clocks_event_reasons_counters.sync_boost", "us", SmiFormat::kInteger, kUnitToMicro),
-   "Seconds the clocks were held down, by reason, integrated between samples."},
+   kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
   {kThrottleSwThermal, "throttle_sw_thermal", kEnergy, kDerived, kIntegral, kNoField,
    Native("gpuscope_clock_throttle_seconds_total", kCounter, kIdentity,
           R"(reason="sw_thermal_slowdown")"),
-   kNoDcgm,
-   Smi("clocks_event_reasons_counters.sw_thermal_slowdown", "us", SmiFormat::kInteger, kUnitToMicro),
-   "Seconds the clocks were held down, by reason, integrated between samples."},
+   kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
   {kThrottleHwThermal, "throttle_hw_thermal", kEnergy, kDerived, kIntegral, kNoField,
    Native("gpuscope_clock_throttle_seconds_total", kCounter, kIdentity,
           R"(reason="hw_thermal_slowdown")"),
-   kNoDcgm,
-   Smi("clocks_event_reasons_counters.hw_thermal_slowdown", "us", SmiFormat::kInteger, kUnitToMicro),
-   "Seconds the clocks were held down, by reason, integrated between samples."},
+   kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
   {kThrottleHwPowerBrake, "throttle_hw_power_brake", kEnergy, kDerived, kIntegral, kNoField,
    Native("gpuscope_clock_throttle_seconds_total", kCounter, kIdentity,
           R"(reason="hw_power_brake_slowdown")"),
-   kNoDcgm,
-   Smi("clocks_event_reasons_counters.hw_power_brake_slowdown", "us", SmiFormat::kInteger,
-       kUnitToMicro),
-   "Seconds the clocks were held down, by reason, integrated between samples."},
+   kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
   {kThrottleDisplayClock, "throttle_display_clock", kEnergy, kDerived, kIntegral, kNoField,
    Native("gpuscope_clock_throttle_seconds_total", kCounter, kIdentity,
           R"(reason="display_clock_setting")"),
    kNoDcgm, kNoSmi, "Seconds the clocks were held down, by reason, integrated between samples."},
+
+  // Board facts dcgm-exporter serves as fields (no native family: the
+  // inventory and gpuscope_gpu_info carry them).
+  {kFbUsedRatio, "fb_used_ratio", kMemory, kFast, kMemoryInfo, kNoField, kNoNative,
+   DcgmDouble("DCGM_FI_DEV_FB_USED_PERCENT", kGauge), kNoSmi,
+   "Share of the usable framebuffer in use: used / (total - reserved), 0 to 1."},
+  {kBar1Total, "bar1_total", kMemory, kSlow, kBar1, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_BAR1_TOTAL", kGauge, kBytesToMiB), kNoSmi,
+   "BAR1 aperture (the framebuffer window the host can map), MiB in dcgm-exporter."},
+  {kBar1Used, "bar1_used", kMemory, kSlow, kBar1, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_BAR1_USED", kGauge, kBytesToMiB), kNoSmi,
+   "BAR1 aperture in use, MiB in dcgm-exporter."},
+  {kBar1Free, "bar1_free", kMemory, kSlow, kBar1, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_BAR1_FREE", kGauge, kBytesToMiB), kNoSmi,
+   "BAR1 aperture free, MiB in dcgm-exporter."},
+  {kDeviceCount, "device_count", kInventory, kSlow, kGpuCount, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_COUNT", kGauge), kNoSmi, "Number of GPUs the driver sees."},
+  {kComputeMode, "compute_mode", kInventory, kSlow, kModes, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_COMPUTE_MODE", kGauge), kNoSmi,
+   "Compute mode (NVML's numbering): 0 default, 2 prohibited, 3 exclusive process."},
+  {kPersistenceMode, "persistence_mode", kInventory, kSlow, kModes, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_PERSISTENCE_MODE", kGauge), kNoSmi, "1 when persistence mode is on."},
+  {kVirtualizationMode, "virtualization_mode", kInventory, kSlow, kModes, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_VIRTUAL_MODE", kGauge), kNoSmi,
+   "Virtualization mode: 0 none, 1 pass-through, 2 vGPU, 3 host vGPU, 4 host vSGA."},
+  {kInforomChecksum, "inforom_checksum", kInventory, kSlow, kInforom, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_INFOROM_CONFIG_CHECK", kGauge), kNoSmi,
+   "Checksum of the InfoROM configuration."},
+  {kInforomValid, "inforom_valid", kHealth, kSlow, kInforom, kNoField, kNoNative,
+   Dcgm("DCGM_FI_DEV_INFOROM_CONFIG_VALID", kGauge), kNoSmi,
+   "1 when the InfoROM validates, 0 when the driver reports it corrupted."},
 
   // Temperature.
   {kGpuTemp, "gpu_temp", kHealth, kFast, kTemperature, kNoField,
@@ -346,10 +378,11 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
    Dcgm("DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL", kCounter), kNoSmi,
    "NVLink errors, all links, by type."},
   {kEccMode, "ecc_mode", kHealth, kSlow, kFieldValue, Field(nvml::kFiEccCurrent),
-   Native("gpuscope_ecc_enabled", kGauge), kNoDcgm, Smi("ecc.mode.current", "", SmiFormat::kEnabled),
+   Native("gpuscope_ecc_enabled", kGauge), Dcgm("DCGM_FI_DEV_ECC_CURRENT", kGauge),
+   Smi("ecc.mode.current", "", SmiFormat::kEnabled),
    "1 when ECC is enabled."},
   {kEccModePending, "ecc_mode_pending", kHealth, kSlow, kFieldValue, Field(nvml::kFiEccPending),
-   kNoNative, kNoDcgm,
+   kNoNative, Dcgm("DCGM_FI_DEV_ECC_PENDING", kGauge),
    Smi("ecc.mode.pending", "", SmiFormat::kEnabled), "ECC mode after the next reboot."},
   {kEccSbeVolatile, "ecc_sbe_volatile", kHealth, kSlow, kFieldValue, Field(nvml::kFiEccSbeVolTotal),
    Native("gpuscope_ecc_errors_total", kCounter, kIdentity, R"(error="corrected",scope="volatile")"),
@@ -417,7 +450,8 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
   {kSyncBoostViolation, "sync_boost_violation", kHealth, kSlow, kFieldValue,
    Field(nvml::kFiPerfPolicySyncBoost),
    Native("gpuscope_clock_violation_seconds_total", kCounter, kNanoToUnit, R"(policy="sync_boost")"),
-   Dcgm("DCGM_FI_DEV_SYNC_BOOST_VIOLATION", kCounter), kNoSmi,
+   Dcgm("DCGM_FI_DEV_SYNC_BOOST_VIOLATION", kCounter),
+   Smi("clocks_event_reasons_counters.sync_boost", "us", SmiFormat::kInteger, kNanoToMicro),
    "Seconds the clocks were held below target, by the driver's performance policy."},
   {kBoardLimitViolation, "board_limit_violation", kHealth, kSlow, kFieldValue,
    Field(nvml::kFiPerfPolicyBoardLimit),
@@ -437,6 +471,20 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
           R"(policy="reliability")"),
    Dcgm("DCGM_FI_DEV_RELIABILITY_VIOLATION", kCounter), kNoSmi,
    "Seconds the clocks were held below target, by the driver's performance policy."},
+  // The driver's own per-reason counters (nvidia-smi's clocks_event_reasons_counters.*).
+  {kSwThermalViolation, "sw_thermal_violation", kHealth, kSlow, kFieldValue,
+   NewField(nvml::kFiClocksEventSwThermal, nvml::kFiClocksEventMinDriver), kNoNative, kNoDcgm,
+   Smi("clocks_event_reasons_counters.sw_thermal_slowdown", "us", SmiFormat::kInteger, kNanoToMicro),
+   "Nanoseconds the clocks were held down by each reason since the driver loaded (R560+)."},
+  {kHwThermalViolation, "hw_thermal_violation", kHealth, kSlow, kFieldValue,
+   NewField(nvml::kFiClocksEventHwThermal, nvml::kFiClocksEventMinDriver), kNoNative, kNoDcgm,
+   Smi("clocks_event_reasons_counters.hw_thermal_slowdown", "us", SmiFormat::kInteger, kNanoToMicro),
+   "Nanoseconds the clocks were held down by each reason since the driver loaded (R560+)."},
+  {kHwPowerBrakeViolation, "hw_power_brake_violation", kHealth, kSlow, kFieldValue,
+   NewField(nvml::kFiClocksEventHwPowerBrake, nvml::kFiClocksEventMinDriver), kNoNative, kNoDcgm,
+   Smi("clocks_event_reasons_counters.hw_power_brake_slowdown", "us", SmiFormat::kInteger,
+       kNanoToMicro),
+   "Nanoseconds the clocks were held down by each reason since the driver loaded (R560+)."},
   {kRecoveryAction, "recovery_action", kHealth, kSlow, kFieldValue,
    Field(nvml::kFiGpuRecoveryAction),
    Native("gpuscope_gpu_recovery_action", kGauge), kNoDcgm, Smi("gpu_recovery_action", ""),

@@ -102,6 +102,11 @@ GpuInfo DescribeGpu(const nvml::Device& device) {
   }
   info.vbios_version = ValueOr(device.VbiosVersion(), std::string());
   if (auto brand = device.Brand(); brand.ok()) info.brand = BrandName(*brand);
+  const nvml::InforomInfo inforom = device.Inforom();
+  info.inforom_image = inforom.image;
+  info.inforom_oem = inforom.oem;
+  info.inforom_ecc = inforom.ecc;
+  info.inforom_power = inforom.power;
   info.persistence_mode = ModeText(device.PersistenceMode());
   info.display_mode = ModeText(device.DisplayMode());
   info.power_management_mode = ModeText(device.PowerManagementMode());

@@ -14,8 +14,9 @@ using enum Metric;
 using nvml::ClockDomain;
 using nvml::TempThreshold;
 
-constexpr double kMilliToUnit = 1e-3;
-constexpr double kKiB = 1024.0;
+// Milliwatts become watts by division: x / 1000 is the double nearest the
+// decimal value, so 614310 mW prints 614.31 (x * 1e-3 gave 614.3100000000001).
+constexpr Scale kMwToW = Scale::kMilliToUnit;
 constexpr double kMiB = 1048576.0;
 constexpr int kUnknownPState = 32;
 
@@ -28,9 +29,12 @@ bool AnyDue(const ReadContext& ctx, std::initializer_list<Metric> metrics) {
 
 // One call filling one metric: `fn` returns Result<T>; `scale` converts.
 template <typename T, typename Fn>
-void ReadOne(ReadContext& ctx, Metric m, std::string_view call, Fn&& fn, double scale = 1.0) {
+void ReadOne(ReadContext& ctx, Metric m, std::string_view call, Fn&& fn,
+             Scale scale = Scale::kIdentity) {
   if (!ctx.Due(m)) return;
-  if (auto v = ctx.Try<T>(call, std::forward<Fn>(fn))) ctx.Set(m, static_cast<double>(*v) * scale);
+  if (auto v = ctx.Try<T>(call, std::forward<Fn>(fn))) {
+    ctx.Set(m, Convert(static_cast<double>(*v), scale));
+  }
 }
 
 struct GpmMetric {
@@ -95,14 +99,20 @@ void ReadDecoder(ReadContext& ctx) {
 }
 
 void ReadMemoryInfo(ReadContext& ctx) {
-  if (!AnyDue(ctx, {kMemoryUsed, kMemoryFree, kMemoryTotal, kMemoryReserved})) return;
+  if (!AnyDue(ctx, {kMemoryUsed, kMemoryFree, kMemoryTotal, kMemoryReserved, kFbUsedRatio})) return;
   auto m =
       ctx.Try<nvml::MemoryInfo>("nvmlDeviceGetMemoryInfo", [&] { return ctx.device().Memory(); });
   if (!m) return;
   ctx.Set(kMemoryTotal, static_cast<double>(m->total_bytes));
   ctx.Set(kMemoryUsed, static_cast<double>(m->used_bytes));
   ctx.Set(kMemoryFree, static_cast<double>(m->free_bytes));
-  if (m->reserved_bytes) ctx.Set(kMemoryReserved, static_cast<double>(*m->reserved_bytes));
+  const uint64_t reserved = m->reserved_bytes.value_or(0);
+  if (m->reserved_bytes) ctx.Set(kMemoryReserved, static_cast<double>(reserved));
+  // DCGM's FB_USED_PERCENT: used / (total - reserved), a ratio despite its name.
+  if (m->total_bytes > reserved) {
+    ctx.Set(kFbUsedRatio,
+            static_cast<double>(m->used_bytes) / static_cast<double>(m->total_bytes - reserved));
+  }
 }
 
 void ReadTemperature(ReadContext& ctx) {
@@ -125,26 +135,26 @@ void ReadThresholds(ReadContext& ctx) {
 void ReadPower(ReadContext& ctx) {
   ReadOne<uint32_t>(
       ctx, kPowerUsage, "nvmlDeviceGetPowerUsage",
-      [&] { return ctx.device().PowerUsageMilliwatts(); }, kMilliToUnit);
+      [&] { return ctx.device().PowerUsageMilliwatts(); }, kMwToW);
 }
 
 void ReadPowerLimits(ReadContext& ctx) {
   const nvml::Device& d = ctx.device();
   ReadOne<uint32_t>(
       ctx, kPowerLimit, "nvmlDeviceGetEnforcedPowerLimit", [&] { return d.EnforcedPowerLimit(); },
-      kMilliToUnit);
+      kMwToW);
   ReadOne<uint32_t>(
       ctx, kPowerManagementLimit, "nvmlDeviceGetPowerManagementLimit",
-      [&] { return d.PowerManagementLimit(); }, kMilliToUnit);
+      [&] { return d.PowerManagementLimit(); }, kMwToW);
   ReadOne<uint32_t>(
       ctx, kPowerDefaultLimit, "nvmlDeviceGetPowerManagementDefaultLimit",
-      [&] { return d.DefaultPowerLimit(); }, kMilliToUnit);
+      [&] { return d.DefaultPowerLimit(); }, kMwToW);
   if (!AnyDue(ctx, {kPowerMinLimit, kPowerMaxLimit})) return;
   auto range = ctx.Try<nvml::PowerLimitRange>("nvmlDeviceGetPowerManagementLimitConstraints",
                                               [&] { return d.PowerLimitConstraints(); });
   if (!range) return;
-  ctx.Set(kPowerMinLimit, range->min_mw * kMilliToUnit);
-  ctx.Set(kPowerMaxLimit, range->max_mw * kMilliToUnit);
+  ctx.Set(kPowerMinLimit, Convert(range->min_mw, kMwToW));
+  ctx.Set(kPowerMaxLimit, Convert(range->max_mw, kMwToW));
 }
 
 void ReadClocks(ReadContext& ctx) {
@@ -230,10 +240,10 @@ void ReadPcieThroughput(ReadContext& ctx, const GpmState& gpm) {
   const nvml::Device& d = ctx.device();
   ReadOne<uint32_t>(
       ctx, kPcieTxBytesRate, "nvmlDeviceGetPcieThroughput",
-      [&] { return d.PcieThroughput(nvml::PcieDirection::kTx); }, kKiB);
+      [&] { return d.PcieThroughput(nvml::PcieDirection::kTx); }, Scale::kKibiToUnit);
   ReadOne<uint32_t>(
       ctx, kPcieRxBytesRate, "nvmlDeviceGetPcieThroughput",
-      [&] { return d.PcieThroughput(nvml::PcieDirection::kRx); }, kKiB);
+      [&] { return d.PcieThroughput(nvml::PcieDirection::kRx); }, Scale::kKibiToUnit);
 }
 
 }  // namespace gpuscope::collect

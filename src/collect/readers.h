@@ -66,6 +66,11 @@ void ReadClocks(ReadContext& ctx);
 void ReadMaxClocks(ReadContext& ctx);
 void ReadClockEventReasons(ReadContext& ctx);
 void ReadFan(ReadContext& ctx);
+// readers_board.cc: board facts served as dcgm-exporter fields.
+void ReadBar1(ReadContext& ctx);
+void ReadModes(ReadContext& ctx);
+void ReadDeviceCount(ReadContext& ctx);
+void ReadInforom(ReadContext& ctx);
 void ReadPerformanceState(ReadContext& ctx);
 void ReadPcieLink(ReadContext& ctx);
 void ReadGpm(ReadContext& ctx, GpmState& gpm);

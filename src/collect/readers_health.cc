@@ -2,6 +2,7 @@
 // counters and processes.
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <utility>
 #include <vector>
 
@@ -61,6 +62,16 @@ NvLinkLink ReadLink(ReadContext& ctx, unsigned link) {
   return out;
 }
 
+// A field id that older branches gave another meaning is asked only of a
+// driver whose branch defines it (an unparsable version: not asked).
+bool DriverDefines(const ReadContext& ctx, const FieldRead& field) {
+  if (field.min_driver == 0) return true;
+  const std::string& version = ctx.library().driver_version();
+  unsigned major = 0;
+  std::from_chars(version.data(), version.data() + version.size(), major);
+  return major >= field.min_driver;
+}
+
 }  // namespace
 
 void ReadFieldValues(ReadContext& ctx) {
@@ -68,6 +79,7 @@ void ReadFieldValues(ReadContext& ctx) {
   std::vector<nvml::FieldRequest> requests;
   for (const MetricDef& def : kCatalog) {
     if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.field.id)) continue;
+    if (!DriverDefines(ctx, def.field)) continue;
     metrics.push_back(def.id);
     requests.push_back({def.field.id, def.field.all_links ? nvml::kFieldScopeAllLinks : 0u});
   }

@@ -49,6 +49,10 @@ constexpr ReaderEntry kReaders[] = {
     {Source::kMaxClocks, Plain<ReadMaxClocks>},
     {Source::kFan, Plain<ReadFan>},
     {Source::kPcieLink, Plain<ReadPcieLink>},
+    {Source::kBar1, Plain<ReadBar1>},
+    {Source::kModes, Plain<ReadModes>},
+    {Source::kGpuCount, Plain<ReadDeviceCount>},
+    {Source::kInforom, Plain<ReadInforom>},
     {Source::kFieldValue, Plain<ReadFieldFallbacks>},
     {Source::kIntegral, nullptr, true},  // the sampler's integrals (integrals.cc)
     {Source::kPeak, nullptr, true},      // the sampler's trailing-window peaks

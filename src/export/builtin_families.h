@@ -211,6 +211,14 @@ inline constexpr BuiltinFamily kXidWindow{
     "xid, window_size_in_ms",
     FamilyGroup::kHealth,
     LabelBase::kDcgm};
+// dcgm-exporter's name and labels; values as DCGM's health results.
+inline constexpr BuiltinFamily kGpuHealthStatus{
+    "DCGM_EXP_GPU_HEALTH_STATUS",
+    "Health per DCGM watch system from gpuscope's checks: 0 pass, 10 warn, 20 fail.",
+    FamilyType::kGauge,
+    "health_watch, health_error_code",
+    FamilyGroup::kHealth,
+    LabelBase::kDcgm};
 
 // The diagnosis monitor (analysis/monitor.cc).
 inline constexpr BuiltinFamily kBottleneck{
@@ -258,13 +266,13 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 28> kRegistry = {
+inline constexpr std::array<const BuiltinFamily*, 29> kRegistry = {
     &kGpuInfo,     &kGpuLost,        &kLastSample,      &kLinkActive,        &kLinkErrors,
     &kXidErrors,   &kProcessMemory,  &kProcessSm,       &kProcessMemoryUtil, &kBuildInfo,
     &kNvmlUp,      &kCollectorUp,    &kCollectDuration, &kLastCollect,       &kScrapes,
     &kScrapesGzip, &kNvmlCallErrors, &kEventsUp,        &kEventErrors,       &kAttributionUp,
     &kGpuHealth,   &kCollectorStale, &kXidWindow,       &kBottleneck,        &kBottleneckConfidence,
-    &kOomEta,      &kIdleHeld,       &kWastedCost};
+    &kOomEta,      &kIdleHeld,       &kWastedCost,      &kGpuHealthStatus};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.

@@ -5,11 +5,10 @@
 
 #include "base/config_file.h"
 #include "base/text.h"
+#include "export/csv_records.h"
 
 namespace gpuscope::prom {
 namespace {
-
-constexpr std::string_view kBlank = " \t\r\v\f";
 
 // DCGM names are short identifiers; a longer one is refused before any lookup.
 constexpr std::size_t kMaxNameLength = 128;
@@ -31,59 +30,23 @@ std::string NameProblem(std::string_view name) {
   return "";
 }
 
-std::string_view Trim(std::string_view s) {
-  std::size_t begin = s.find_first_not_of(kBlank);
+// dcgm-exporter trims spaces (only spaces: a tab stays) around each field.
+std::string_view TrimSpaces(std::string_view s) {
+  std::size_t begin = s.find_first_not_of(' ');
   if (begin == std::string_view::npos) return {};
-  std::size_t end = s.find_last_not_of(kBlank);
-  return s.substr(begin, end - begin + 1);
+  return s.substr(begin, s.find_last_not_of(' ') - begin + 1);
 }
 
-// Splits one record on commas; a field may be double-quoted ("" is a quote).
-Result<std::vector<std::string>> SplitRecord(std::string_view line) {
-  std::vector<std::string> fields;
-  std::size_t i = 0;
-  while (true) {
-    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
-    std::string field;
-    if (i < line.size() && line[i] == '"') {
-      ++i;
-      bool closed = false;
-      for (; i < line.size(); ++i) {
-        if (line[i] != '"') {
-          field += line[i];
-        } else if (i + 1 < line.size() && line[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          closed = true;
-          ++i;
-          break;
-        }
-      }
-      if (!closed) return Status::InvalidArgument("unterminated quoted field");
-      std::size_t next = line.find(',', i);
-      std::string_view rest = line.substr(i, next == std::string_view::npos ? line.npos : next - i);
-      if (!Trim(rest).empty()) return Status::InvalidArgument("text after a quoted field");
-      i = next;
-    } else {
-      std::size_t next = line.find(',', i);
-      field =
-          std::string(Trim(line.substr(i, next == std::string_view::npos ? line.npos : next - i)));
-      i = next;
-    }
-    fields.push_back(std::move(field));
-    if (i == std::string_view::npos) return fields;
-    ++i;  // past the comma
+// dcgm-exporter's Prometheus types, spelt in lower case as it requires.
+std::optional<CounterType> ParseType(std::string_view text, bool* as_gauge) {
+  *as_gauge = false;
+  if (text == "gauge") return CounterType::kGauge;
+  if (text == "counter") return CounterType::kCounter;
+  if (text == "label") return CounterType::kLabel;
+  if (text == "histogram" || text == "summary") {
+    *as_gauge = true;  // accepted by dcgm-exporter, which then writes a broken family
+    return CounterType::kGauge;
   }
-}
-
-std::optional<CounterType> ParseType(std::string_view text) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (lower == "gauge") return CounterType::kGauge;
-  if (lower == "counter") return CounterType::kCounter;
-  if (lower == "label") return CounterType::kLabel;
   return std::nullopt;
 }
 
@@ -118,95 +81,127 @@ class Parser {
  public:
   explicit Parser(std::string_view filename) { set_.source = std::string(filename); }
 
-  Status Line(std::string_view raw, int number);
+  Status Record(const CsvRecord& record);
   CounterSet Take() && { return std::move(set_); }
 
  private:
   Status Error(int line, const std::string& problem) const {
     return Status::InvalidArgument(set_.source + ":" + std::to_string(line) + ": " + problem);
   }
-  Status Resolve(CounterEntry& entry);
-  Status ResolveMetric(CounterEntry& entry, Metric metric);
+  void Warn(int line, const std::string& problem) {
+    set_.warnings.push_back(set_.source + ":" + std::to_string(line) + ": " + problem);
+  }
+  Status Resolve(CounterEntry& entry, std::string_view type_text);
+  void ResolveMetric(CounterEntry& entry, Metric metric);
+  void ResolveLabel(CounterEntry& entry, LabelField field);
 
   CounterSet set_;
   std::unordered_map<std::string, int> first_line_;
 };
 
-Status Parser::Line(std::string_view raw, int number) {
-  std::string_view line = Trim(raw);
-  if (line.empty() || line[0] == '#') return Status::Ok();
-  Result<std::vector<std::string>> fields = SplitRecord(line);
-  if (!fields.ok()) return Error(number, fields.status().message());
-  if (fields->size() != 3) {
-    return Error(number,
-                 "expected 3 fields (FIELD, type, help), got " + std::to_string(fields->size()));
+// Why a record is not FIELD, type, help, with a hint for the two look-alikes
+// that dcgm-exporter reads as records: an indented comment, a line of spaces.
+std::string FieldCountProblem(const CsvRecord& record) {
+  std::string problem =
+      "expected 3 fields (FIELD, type, help), got " + std::to_string(record.fields.size());
+  std::string_view first = TrimSpaces(record.fields[0]);
+  if (record.fields.size() == 1 && first.empty()) {
+    problem += " (a line of spaces is a record to dcgm-exporter; remove it)";
+  } else if (!first.empty() && first[0] == '#') {
+    problem += " (a comment starts with # in the first column, as dcgm-exporter requires)";
   }
-  CounterEntry entry;
-  entry.name = (*fields)[0];
-  entry.help = (*fields)[2];
-  entry.line = number;
-  if (std::string problem = NameProblem(entry.name); !problem.empty()) {
-    return Error(number, problem);
-  }
-  if (std::string problem = base::TextProblem(entry.help); !problem.empty()) {
-    return Error(number, "help text of " + entry.name + " " + problem);
-  }
-  std::optional<CounterType> type = ParseType((*fields)[1]);
-  if (!type) {
-    return Error(number, "unknown type \"" + base::Excerpt((*fields)[1]) + "\" for " + entry.name +
-                             " (want gauge, counter or label)");
-  }
-  entry.type = *type;
-  return Resolve(entry);
+  return problem;
 }
 
-Status Parser::Resolve(CounterEntry& entry) {
-  auto [it, inserted] = first_line_.emplace(entry.name, entry.line);
-  if (!inserted) {
-    return Error(entry.line, entry.name + " is listed twice (first on line " +
-                                 std::to_string(it->second) + ")");
+Status Parser::Record(const CsvRecord& record) {
+  if (record.fields.size() != 3) return Error(record.line, FieldCountProblem(record));
+  CounterEntry entry;
+  entry.name = std::string(TrimSpaces(record.fields[0]));
+  entry.help = std::string(TrimSpaces(record.fields[2]));
+  entry.line = record.line;
+  if (std::string problem = NameProblem(entry.name); !problem.empty()) {
+    return Error(record.line, problem);
   }
-  if (std::optional<Metric> metric = FindByDcgmName(entry.name)) {
-    return ResolveMetric(entry, *metric);
+  // dcgm-exporter takes any help; gpuscope refuses text that would corrupt the
+  // exposition or a terminal (the one place it is stricter).
+  if (std::string problem = base::TextProblem(entry.help); !problem.empty()) {
+    return Error(record.line, "help text of " + entry.name + " " + problem);
   }
-  if (std::optional<LabelField> field = FindLabelField(entry.name)) {
-    if (entry.type != CounterType::kLabel) {
-      return Error(entry.line, entry.name + " is a string field; its type must be label");
-    }
-    entry.kind = CounterKind::kLabel;
-    entry.label_field = *field;
-    set_.entries.push_back(std::move(entry));
-    return Status::Ok();
-  }
-  if (IsServedExporterField(entry.name)) {
-    if (entry.type == CounterType::kLabel) {
-      return Error(entry.line, entry.name + " is a numeric field; use gauge or counter");
+  return Resolve(entry, TrimSpaces(record.fields[1]));
+}
+
+Status Parser::Resolve(CounterEntry& entry, std::string_view type_text) {
+  // DCGM_EXP_* families: dcgm-exporter does not check their type.
+  if (IsExporterField(entry.name)) {
+    if (!IsServedExporterField(entry.name)) {
+      Warn(entry.line, entry.name + " is not available without DCGM; skipped");
+      return Status::Ok();
     }
     entry.kind = CounterKind::kExporter;
+    entry.type = type_text == "gauge" ? CounterType::kGauge : CounterType::kCounter;
     set_.entries.push_back(std::move(entry));
     return Status::Ok();
   }
-  if (IsKnownUnsupportedField(entry.name)) {
-    set_.warnings.push_back(set_.source + ":" + std::to_string(entry.line) + ": " + entry.name +
-                            " is not available without DCGM; skipped");
+  std::optional<Metric> metric = FindByDcgmName(CanonicalDcgmName(entry.name));
+  std::optional<LabelField> label = FindLabelField(CanonicalDcgmName(entry.name));
+  if (!metric && !label && !IsKnownUnsupportedField(CanonicalDcgmName(entry.name))) {
+    std::string problem = entry.name + " is not a DCGM field";
+    if (std::string_view guess = ClosestServedName(entry.name); !guess.empty()) {
+      problem += " (did you mean " + std::string(guess) + "?)";
+    }
+    return Error(entry.line, problem);
+  }
+  bool as_gauge = false;
+  std::optional<CounterType> type = ParseType(type_text, &as_gauge);
+  if (!type) {
+    return Error(entry.line, "unknown type \"" + base::Excerpt(type_text) + "\" for " + entry.name +
+                                 " (want gauge, counter or label, in lower case)");
+  }
+  entry.type = *type;
+  auto [it, inserted] = first_line_.emplace(entry.name, entry.line);
+  if (!inserted) {
+    Warn(entry.line, entry.name + " is listed again (first on line " + std::to_string(it->second) +
+                         "); dcgm-exporter accepts that, gpuscope serves the first entry only");
     return Status::Ok();
   }
-  std::string problem = entry.name + " is not a DCGM field";
-  if (std::string_view guess = ClosestServedName(entry.name); !guess.empty()) {
-    problem += " (did you mean " + std::string(guess) + "?)";
+  if (as_gauge) {
+    Warn(entry.line, entry.name + ": type " + std::string(type_text) +
+                         " is accepted as dcgm-exporter does, and served as a gauge");
   }
-  return Error(entry.line, problem);
+  if (metric) {
+    ResolveMetric(entry, *metric);
+  } else if (label) {
+    ResolveLabel(entry, *label);
+  } else {
+    Warn(entry.line, entry.name + " is not available without DCGM; skipped");
+  }
+  return Status::Ok();
 }
 
-Status Parser::ResolveMetric(CounterEntry& entry, Metric metric) {
+void Parser::ResolveMetric(CounterEntry& entry, Metric metric) {
   if (entry.type == CounterType::kLabel) {
-    return Error(entry.line, entry.name + " is a numeric field; use gauge or counter");
+    Warn(entry.line, entry.name +
+                         " is a numeric field declared label; dcgm-exporter accepts it, gpuscope "
+                         "skips it (declare it gauge or counter)");
+    return;
   }
   entry.kind = CounterKind::kMetric;
   entry.metric = metric;
   if (entry.help.empty()) entry.help = std::string(Def(metric).help);
   set_.entries.push_back(std::move(entry));
-  return Status::Ok();
+}
+
+void Parser::ResolveLabel(CounterEntry& entry, LabelField field) {
+  if (entry.type != CounterType::kLabel) {
+    Warn(entry.line, entry.name + " is a string field declared " +
+                         std::string(entry.type == CounterType::kCounter ? "counter" : "gauge") +
+                         "; dcgm-exporter would write its text as a sample value, gpuscope "
+                         "skips it (declare it label)");
+    return;
+  }
+  entry.kind = CounterKind::kLabel;
+  entry.label_field = field;
+  set_.entries.push_back(std::move(entry));
 }
 
 }  // namespace
@@ -227,14 +222,10 @@ std::bitset<kMetricCount> CounterSet::Metrics() const {
 }
 
 Result<CounterSet> ParseCounters(std::string_view text, std::string_view filename) {
+  Result<std::vector<CsvRecord>> records = ReadCsvRecords(text, filename);
+  if (!records.ok()) return records.status();
   Parser parser(filename);
-  int number = 0;
-  while (!text.empty()) {
-    std::size_t end = text.find('\n');
-    std::string_view line = text.substr(0, end);
-    text = end == std::string_view::npos ? std::string_view() : text.substr(end + 1);
-    GPUSCOPE_RETURN_IF_ERROR(parser.Line(line, ++number));
-  }
+  for (const CsvRecord& record : *records) GPUSCOPE_RETURN_IF_ERROR(parser.Record(record));
   CounterSet set = std::move(parser).Take();
   // Fail closed: a file that lists nothing would silently drop every DCGM family.
   if (set.entries.empty() && set.warnings.empty()) {

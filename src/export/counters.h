@@ -2,25 +2,31 @@
 // serves, with their Prometheus type and help, and which string fields become
 // labels on every DCGM series. The files dcgm-exporter ships parse unchanged.
 //
-// Format: one `FIELD, type, help` record per line; a line whose first
-// non-blank character is `#` is a comment; blank lines are skipped; CR before
-// LF is ignored; whitespace around each field is trimmed; a field may be
-// double-quoted (`""` inside quotes is a quote), so a help text can hold
-// commas. Exactly 3 fields. The type is `gauge`, `counter` or `label`
-// (case-insensitive).
-//
-// Names are resolved in this order (the rule, precisely):
-//   1. a catalog dcgm name (catalog.h)          -> served metric (gauge/counter)
-//   2. a label field (dcgm_fields.h)             -> label on every series (type label)
-//   3. DCGM_EXP_XID_ERRORS_COUNT / _CLOCK_EVENTS_COUNT -> kept as an exporter
-//      entry; the module owning it renders it through the Family API
-//   4. a real DCGM/DCGM_EXP name gpuscope cannot serve (vGPU, inforom, per-link
-//      fields, ...) -> skipped, one warning per name in CounterSet::warnings
-//   5. anything else                             -> error `<file>:<line>: ...`
-// Also errors: a wrong field count, an unknown type, an empty name, a served
-// name listed twice, a string field declared gauge/counter, a numeric field
-// declared label. The file's type and help win over the catalog's (as in
-// dcgm-exporter); an empty help falls back to the catalog's.
+// Read exactly as dcgm-exporter reads it (its counters package is the
+// reference): records as Go's encoding/csv splits them (csv_records.h: '#' in
+// the first column starts a comment, empty lines are skipped, quoted fields),
+// then, per record:
+//   - spaces (only spaces) around each field are trimmed; exactly 3 fields;
+//   - the name resolves, in this order, to
+//       1. a DCGM_EXP_* name: the health module renders XID_ERRORS_COUNT and
+//          GPU_HEALTH_STATUS; the type is not checked, as dcgm-exporter does
+//          not; P2P_STATUS (needs DCGM) and CLOCK_EVENTS_COUNT (not rendered
+//          yet) are skipped with a warning;
+//       2. a catalog DCGM name or alias, also under a go-dcgm legacy name
+//          (`dcgm_gpu_temp`): a served family, named as in the file;
+//       3. a label field (dcgm_fields.h): a label on every DCGM series;
+//       4. any other real DCGM field: skipped, with a warning;
+//       5. anything else: an error `<file>:<line>: ...` (dcgm-exporter: "could
+//          not find DCGM field");
+//   - the type is gauge, counter or label in lower case, or histogram and
+//     summary (a warning: served as gauges); anything else is an error.
+// Where dcgm-exporter is lenient, gpuscope accepts the file and warns: a name
+// listed again (the first entry wins, as only it ever matches in
+// dcgm-exporter), a numeric field declared label, a string field declared
+// gauge or counter (both skipped). The one rule stricter than dcgm-exporter's:
+// a help text that is not UTF-8 or holds control characters is refused. The
+// file's type and help win over the catalog's; an empty help falls back to
+// the catalog's. A file that lists nothing at all is an error.
 //
 // Thread safety: CounterSet is an immutable value once parsed; the functions
 // are pure except LoadCountersFile, which reads a file.

@@ -53,22 +53,92 @@ std::string SmiCell(const SmiName& smi) {
   return cell;
 }
 
+// Where a row's value comes from: the NVML call, or how gpuscope derives it.
+std::string_view SourceCall(Source source) {
+  switch (source) {
+    case Source::kFieldValue:
+      return "nvmlDeviceGetFieldValues";
+    case Source::kUtilization:
+      return "nvmlDeviceGetUtilizationRates";
+    case Source::kEncoder:
+      return "nvmlDeviceGetEncoderUtilization";
+    case Source::kDecoder:
+      return "nvmlDeviceGetDecoderUtilization";
+    case Source::kMemoryInfo:
+      return "nvmlDeviceGetMemoryInfo_v2";
+    case Source::kTemperature:
+      return "nvmlDeviceGetTemperature";
+    case Source::kThresholds:
+      return "nvmlDeviceGetTemperatureThreshold";
+    case Source::kPower:
+      return "nvmlDeviceGetPowerUsage";
+    case Source::kPowerLimits:
+      return "nvmlDeviceGetEnforcedPowerLimit and nvmlDeviceGetPowerManagement*";
+    case Source::kClocks:
+      return "nvmlDeviceGetClockInfo";
+    case Source::kMaxClocks:
+      return "nvmlDeviceGetMaxClockInfo";
+    case Source::kClockEventReasons:
+      return "nvmlDeviceGetCurrentClocksEventReasons";
+    case Source::kFan:
+      return "nvmlDeviceGetFanSpeed";
+    case Source::kPerformanceState:
+      return "nvmlDeviceGetPerformanceState";
+    case Source::kPcieLink:
+      return "nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink*";
+    case Source::kBar1:
+      return "nvmlDeviceGetBAR1MemoryInfo";
+    case Source::kModes:
+      return "nvmlDeviceGetComputeMode / GetPersistenceMode / GetVirtualizationMode";
+    case Source::kGpuCount:
+      return "nvmlDeviceGetCount_v2";
+    case Source::kInforom:
+      return "nvmlDeviceGetInforomConfigurationChecksum / ValidateInforom";
+    case Source::kPcieThroughput:
+      return "GPM PCIe rates, else nvmlDeviceGetPcieThroughput";
+    case Source::kNvLinkThroughput:
+      return "nvmlDeviceGetFieldValues";
+    case Source::kGpm:
+      return "GPM (nvmlGpmMetricsGet)";
+    case Source::kIntegral:
+      return "gpuscope: integral between samples";
+    case Source::kPeak:
+      return "gpuscope: trailing-window maximum";
+    case Source::kEvents:
+      return "XID events (nvmlEventSetWait_v2)";
+  }
+  return "";
+}
+
+std::string SourceCell(const MetricDef& def) {
+  std::string cell(SourceCall(def.source));
+  if (def.field.id != 0) cell += " field " + std::to_string(def.field.id);
+  if (def.field.min_driver != 0) cell += " (driver " + std::to_string(def.field.min_driver) + "+)";
+  return cell;
+}
+
+std::string DcgmCell(const DcgmName& dcgm) {
+  std::string cell = Code(dcgm.name);
+  if (dcgm.name.empty()) return cell;
+  cell += " (" + std::string(TypeName(dcgm.type)) + ")";
+  if (!dcgm.alias.empty()) cell += ", also " + Code(dcgm.alias);
+  return cell;
+}
+
 void AppendCatalogTable(std::string& out) {
   out +=
-      "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | category | "
-      "help |\n"
-      "|---|---|---|---|---|---|---|---|\n";
+      "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | source | "
+      "category | help |\n"
+      "|---|---|---|---|---|---|---|---|---|\n";
   for (const MetricDef& def : kCatalog) {
     std::string labels = def.native.name.empty() ? "-" : std::string(kNativeLabels);
     if (!def.native.labels.empty()) labels += ", `" + std::string(def.native.labels) + "`";
-    std::string dcgm = Code(def.dcgm.name);
-    if (!def.dcgm.name.empty()) dcgm += " (" + std::string(TypeName(def.dcgm.type)) + ")";
     out += "| " + Code(def.native.name) + " | " +
            (def.native.name.empty() ? "-" : std::string(TypeName(def.native.type))) + " | " +
            labels + " | " +
            (def.native.name.empty() ? "-" : std::string(LeanPolicyName(LeanPolicyOf(def.id)))) +
-           " | " + dcgm + " | " + SmiCell(def.smi) + " | " +
-           std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
+           " | " + DcgmCell(def.dcgm) + " | " + SmiCell(def.smi) + " | " + Cell(SourceCell(def)) +
+           " | " + std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
   }
 }
 
@@ -133,10 +203,12 @@ Generated from the metric catalog (`src/collect/catalog_rows.h`) and the family 
 - **dcgm-exporter names** (`DCGM_FI_*`), in dcgm-exporter's units, for existing dashboards and
   alerts. Which ones is decided by the counters file (`-f`, default: dcgm-exporter's
   `default-counters.csv`), in file order, with the file's type and help. Labels, in this order:
-  `gpu`, `UUID`, `pci_bus_id`, `device` (`nvidia<minor>`), `modelName`, on MIG instances
-  `GPU_I_PROFILE` and `GPU_I_ID` (`gpu` and `UUID` are then the parent's), `Hostname` (removed with
-  `-n`; an option renames it `hostname`, as dcgm-exporter >= 4.8 names it), then the counters file's
-  `label` fields in file order (e.g. `DCGM_FI_DRIVER_VERSION`).
+  `gpu`, `UUID`, `pci_bus_id`, `device` (`nvidia<index>`, as dcgm-exporter), `modelName`, on MIG
+  instances `GPU_I_PROFILE` and `GPU_I_ID` (`gpu` and `UUID` are then the parent's), `Hostname`
+  (removed with `-n`; `--hostname-label hostname` gives the lower-case spelling of dcgm-exporter's
+  development branch), then the counters file's `label` fields in name order (e.g.
+  `DCGM_FI_DRIVER_VERSION`), then attribution labels; `DCGM_FI_DEV_XID_ERRORS` adds `err_code` and
+  `err_msg`.
 - **native names** (`gpuscope_*`), in base units (seconds, bytes, watts, joules, hertz, ratios
   0..1), counters ending in `_total`. Labels: `gpu` (NVML index), `uuid` (the MIG UUID on a MIG
   instance), on MIG instances `gpu_instance`, `mig_profile` (and `compute_instance` when set),
@@ -165,14 +237,25 @@ counter `x_total` as family `x`, and a dcgm counter (no `_total`) as `unknown`.
 
 ## Counters file (`-f`)
 
-dcgm-exporter's format: `FIELD, type, help` per line, `#` comments, blank lines skipped, fields
-trimmed, exactly 3 fields, type `gauge`, `counter` or `label`. A name is served when it is a
-dcgm-exporter name in the table below; a `label` field when it is one of `DCGM_FI_DRIVER_VERSION`,
+Read as dcgm-exporter reads it (Go's CSV reader with `#` comments, then its counters rules):
+`FIELD, type, help` per record; a comment has `#` in the first column; empty lines are
+skipped; spaces (only spaces) around fields are trimmed; a field may be double-quoted right
+after its comma; exactly 3 fields; type `gauge`, `counter` or `label` in lower case
+(`histogram` and `summary` are accepted with a warning and served as gauges). A name is served
+when it is a dcgm-exporter name (or alias, or go-dcgm legacy name such as `dcgm_gpu_temp`) in
+the table below; a `label` field when it is one of `DCGM_FI_DRIVER_VERSION`,
 `DCGM_FI_NVML_VERSION`, `DCGM_FI_DEV_BRAND`, `DCGM_FI_DEV_SERIAL`, `DCGM_FI_DEV_VBIOS_VERSION`,
-`DCGM_FI_DEV_NAME`, `DCGM_FI_DEV_UUID`, `DCGM_FI_DEV_PCI_BUSID`, `DCGM_FI_DEV_MINOR_NUMBER`;
-`DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_CLOCK_EVENTS_COUNT` are rendered by the health module.
-Real DCGM fields that need DCGM itself (vGPU, inforom versions, per-link fields, ...) are skipped
-with a warning. Any other name is an error naming the file and line.
+`DCGM_FI_DEV_NAME`, `DCGM_FI_DEV_UUID`, `DCGM_FI_DEV_PCI_BUSID`, `DCGM_FI_DEV_MINOR_NUMBER`,
+`DCGM_FI_DEV_INFOROM_IMAGE_VER`, `DCGM_FI_DEV_OEM_INFOROM_VER`, `DCGM_FI_DEV_ECC_INFOROM_VER`,
+`DCGM_FI_DEV_POWER_INFOROM_VER`, `DCGM_FI_DEV_CUDA_COMPUTE_CAPABILITY` (written in name order,
+as dcgm-exporter does; a value NVML cannot give leaves the label out);
+`DCGM_EXP_XID_ERRORS_COUNT` and `DCGM_EXP_GPU_HEALTH_STATUS` are rendered by the health module
+(`DCGM_EXP_CLOCK_EVENTS_COUNT` is not rendered yet and is skipped with a warning).
+Where dcgm-exporter is lenient gpuscope accepts and warns: a field listed again (the first entry
+is served, as in dcgm-exporter), a numeric field declared `label` or a string field declared
+`gauge` (skipped). Real DCGM fields that need DCGM itself (vGPU, per-link fields,
+`DCGM_EXP_P2P_STATUS`, ...) are skipped with a warning. Any other name is an error naming
+the file and line. `DCGM_FI_DEV_XID_ERRORS` carries dcgm-exporter's `err_code` and `err_msg`.
 
 ## Catalog
 

@@ -5,6 +5,7 @@
 #include <charconv>
 
 #include "export/render_internal.h"
+#include "export/xid_messages.h"
 
 namespace gpuscope::prom {
 namespace {
@@ -15,14 +16,19 @@ void AppendUnsigned(uint64_t value, std::string& out) {
   out.append(buffer, end);
 }
 
-// name{prefix[,fixed]} value
+// name{prefix[,fixed][,err_code,err_msg]} value
 void AppendSeries(std::string& out, std::string_view name, std::string_view prefix,
-                  std::string_view fixed, double value, bool integer) {
+                  std::string_view fixed, double value, bool integer, bool xid_labels = false) {
   out.append(name);
   out.append(prefix);
   if (!fixed.empty()) {
     out.push_back(',');
     out.append(fixed);
+  }
+  if (xid_labels) {  // dcgm-exporter's attributes of the last XID
+    const auto code = static_cast<int64_t>(value);
+    AppendLabel("err_code", std::to_string(code), false, &out);
+    AppendLabel("err_msg", XidErrorMessage(code), false, &out);
   }
   out.append("} ");
   integer ? AppendInteger(value, &out) : AppendValue(value, &out);
@@ -42,6 +48,7 @@ std::vector<PlannedFamily> PlanDcgm(const CounterSet& counters) {
     PlannedFamily family = PlanFamily(entry.name, entry.help, type);
     const DcgmName& dcgm = Def(entry.metric).dcgm;
     family.rows.push_back({entry.metric, dcgm.scale, dcgm.integer, {}});
+    family.rows.back().xid_labels = entry.metric == Metric::kXidLast;
     families.push_back(std::move(family));
   }
   return families;
@@ -103,6 +110,9 @@ Renderer::Renderer(RenderOptions options)
   for (const CounterEntry& entry : options_.counters.entries) {
     if (entry.kind == CounterKind::kLabel) plan_->label_fields.push_back(&entry);
   }
+  // dcgm-exporter writes its label fields from a Go map: in name order.
+  std::sort(plan_->label_fields.begin(), plan_->label_fields.end(),
+            [](const CounterEntry* a, const CounterEntry* b) { return a->name < b->name; });
   for (std::size_t i = 0; i < kLeadingBuiltins.size(); ++i) {
     plan_->leading[i] = PlanBuiltin(*kLeadingBuiltins[i]);
   }
@@ -205,7 +215,7 @@ void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::
         if (!sample.Has(row.metric)) continue;
         if (shown && !ShowRow(row, sample, (*shown)[slot])) continue;
         AppendSeries(out, family.name, prefix, row.fixed_labels,
-                     Convert(sample.Get(row.metric), row.scale), row.integer);
+                     Convert(sample.Get(row.metric), row.scale), row.integer, row.xid_labels);
       }
     }
   }

@@ -6,11 +6,13 @@
 //   1. DCGM families (metrics set dcgm or both): one per counters-file entry of
 //      kind kMetric, in file order, with the file's name, type and help; values
 //      converted with the catalog's dcgm Scale, integer fields as integers.
-//      Labels: gpu, UUID, pci_bus_id, device (nvidia<minor>), modelName,
-//      [GPU_I_PROFILE, GPU_I_ID on MIG instances], Hostname (or the configured
-//      name; absent with no_hostname or an empty hostname), then the file's
-//      label fields in file order, then dcgm-exporter's attribution labels
-//      container, namespace, pod, hpc_job (each only when known).
+//      Labels: gpu, UUID, pci_bus_id, device (nvidia<index>, as dcgm-exporter),
+//      modelName, [GPU_I_PROFILE, GPU_I_ID on MIG instances], Hostname (or the
+//      configured name; absent with no_hostname or an empty hostname), then
+//      the file's label fields in name order (each only when its value is
+//      known), then dcgm-exporter's attribution labels container, namespace,
+//      pod, hpc_job (each only when known); DCGM_FI_DEV_XID_ERRORS adds
+//      err_code and err_msg.
 //   2. Native families (metrics set native or both): gpuscope_gpu_info,
 //      gpuscope_gpu_lost, gpuscope_gpu_last_sample_timestamp_seconds, then
 //      every catalog native

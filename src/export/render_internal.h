@@ -23,6 +23,7 @@ struct PlannedFamily {
     std::string_view fixed_labels;  // already escaped: pipe="tensor"
     bool sparse = false;            // lean profile: only once non-zero
     bool no_gpm = false;            // lean profile: only without GPM DRAM activity
+    bool xid_labels = false;        // DCGM_FI_DEV_XID_ERRORS: err_code, err_msg
   };
   std::string name;
   FamilyType type = FamilyType::kGauge;

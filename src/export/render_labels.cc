@@ -12,6 +12,8 @@ bool SameIdentity(const GpuInfo& a, const GpuInfo& b) {
   return a.index == b.index && a.minor_number == b.minor_number && a.uuid == b.uuid &&
          a.name == b.name && a.pci_bus_id == b.pci_bus_id && a.serial == b.serial &&
          a.vbios_version == b.vbios_version && a.brand == b.brand &&
+         a.inforom_image == b.inforom_image && a.inforom_oem == b.inforom_oem &&
+         a.inforom_ecc == b.inforom_ecc && a.inforom_power == b.inforom_power &&
          a.architecture == b.architecture && a.compute_capability == b.compute_capability &&
          a.gpu_instance_id == b.gpu_instance_id && a.compute_instance_id == b.compute_instance_id &&
          a.mig_uuid == b.mig_uuid && a.mig_profile == b.mig_profile;
@@ -25,7 +27,8 @@ std::string DcgmPrefix(const SystemInfo& system, const GpuInfo& gpu, const Rende
   AppendLabel("gpu", Number(gpu.index), true, &s);
   AppendLabel("UUID", gpu.uuid, false, &s);
   AppendLabel("pci_bus_id", gpu.pci_bus_id, false, &s);
-  AppendLabel("device", "nvidia" + Number(gpu.minor_number), false, &s);
+  // dcgm-exporter writes "nvidia" + DCGM's GPU id (the NVML index), not the minor number.
+  AppendLabel("device", "nvidia" + Number(gpu.index), false, &s);
   AppendLabel("modelName", gpu.name, false, &s);
   if (gpu.gpu_instance_id) {
     AppendLabel("GPU_I_PROFILE", gpu.mig_profile, false, &s);
@@ -34,8 +37,10 @@ std::string DcgmPrefix(const SystemInfo& system, const GpuInfo& gpu, const Rende
   if (!options.no_hostname && !system.hostname.empty()) {
     AppendLabel(options.hostname_label, system.hostname, false, &s);
   }
+  // A value NVML could not give is left out, as dcgm-exporter skips blank ones.
   for (const CounterEntry* entry : label_fields) {
-    AppendLabel(entry->name, LabelFieldValue(entry->label_field, system, gpu), false, &s);
+    const std::string value = LabelFieldValue(entry->label_field, system, gpu);
+    if (!value.empty()) AppendLabel(entry->name, value, false, &s);
   }
   return s;
 }

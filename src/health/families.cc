@@ -15,6 +15,38 @@ prom::Sample MakeSample(const GpuHealth& g, prom::Labels labels, double value) {
   return s;
 }
 
+// DCGM's watch systems that a gpuscope check covers, with the DCGM_FR_* code
+// dcgm-exporter's health_error_code shows for a warning or failure there.
+struct HealthWatch {
+  Check check;
+  std::string_view watch;
+  std::string_view warn_code, fail_code;
+};
+constexpr HealthWatch kHealthWatches[] = {
+    {Check::kPcie, "PCIE", "DCGM_FR_PCI_REPLAY_RATE", "DCGM_FR_PCI_REPLAY_RATE"},
+    {Check::kNvlink, "NVLINK", "DCGM_FR_NVLINK_ERROR_THRESHOLD", "DCGM_FR_NVLINK_DOWN"},
+    {Check::kMemory, "MEM", "DCGM_FR_PENDING_ROW_REMAP", "DCGM_FR_VOLATILE_DBE_DETECTED"},
+    {Check::kThermal, "THERMAL", "DCGM_FR_CLOCK_THROTTLE_THERMAL", "DCGM_FR_TEMP_VIOLATION"},
+    {Check::kPower, "POWER", "DCGM_FR_CLOCK_THROTTLE_POWER", "DCGM_FR_POWER_UNREADABLE"},
+    {Check::kDriver, "DRIVER", "DCGM_FR_XID_ERROR", "DCGM_FR_XID_ERROR"},
+};
+
+// DCGM_HEALTH_RESULT_PASS, _WARN, _FAIL.
+double DcgmHealthResult(Verdict v) { return v == Verdict::kOk ? 0 : v == Verdict::kWarn ? 10 : 20; }
+
+void AddHealthStatus(const GpuHealth& g, prom::Family& family) {
+  for (const HealthWatch& w : kHealthWatches) {
+    const CheckResult& c = g.Get(w.check);
+    if (!c.evaluated) continue;
+    std::string_view code = c.verdict == Verdict::kOk     ? "DCGM_FR_OK"
+                            : c.verdict == Verdict::kWarn ? w.warn_code
+                                                          : w.fail_code;
+    family.samples.push_back(MakeSample(
+        g, {{"health_watch", std::string(w.watch)}, {"health_error_code", std::string(code)}},
+        DcgmHealthResult(c.verdict)));
+  }
+}
+
 }  // namespace
 
 std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options) {
@@ -25,6 +57,9 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
   prom::Family window = prom::MakeFamily(prom::kXidWindow);
   window.help = options.xid_count_help;
   window.type = options.xid_count_type;
+  prom::Family status = prom::MakeFamily(prom::kGpuHealthStatus);
+  status.help = options.health_status_help;
+  status.type = options.health_status_type;
   const std::string window_ms = std::to_string(std::llround(report.xid_window_seconds * 1000));
   for (const GpuHealth& g : report.gpus) {
     for (const CheckResult& c : g.checks) {
@@ -33,6 +68,7 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
                                           static_cast<double>(c.verdict)));
     }
     stale.samples.push_back(MakeSample(g, {}, g.stale ? 1 : 0));
+    if (options.health_status) AddHealthStatus(g, status);
     for (const auto& [xid, count] : g.xid_window) {
       window.samples.push_back(
           MakeSample(g, {{"xid", std::to_string(xid)}, {"window_size_in_ms", window_ms}},
@@ -43,6 +79,7 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
   out.push_back(std::move(health));
   out.push_back(std::move(stale));
   if (options.xid_count_window && !window.samples.empty()) out.push_back(std::move(window));
+  if (options.health_status && !status.samples.empty()) out.push_back(std::move(status));
   return out;
 }
 

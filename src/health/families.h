@@ -12,6 +12,12 @@
 //                                       XIDs within the sliding window (dcgm
 //                                       labels first), only when the counters
 //                                       file enables it (xid_count_window)
+//   DCGM_EXP_GPU_HEALTH_STATUS{health_watch, health_error_code}
+//                                       per DCGM watch system that a gpuscope
+//                                       check covers (PCIE, NVLINK, MEM,
+//                                       THERMAL, POWER, DRIVER): 0 pass, 10
+//                                       warn, 20 fail, as DCGM's results; only
+//                                       when the counters file enables it
 // gpuscope_gpu_lost, gpuscope_xid_errors_total{xid} and DCGM_FI_DEV_XID_ERRORS
 // are rendered by the exporter itself from the snapshot. The event thread's
 // XIDs reach a snapshot only through ApplyEvents, which the health step of
@@ -36,6 +42,10 @@ struct FamilyOptions {
   bool xid_count_window = false;
   prom::FamilyType xid_count_type = prom::kXidWindow.type;  // the file's type
   std::string xid_count_help = std::string(prom::kXidWindow.help);
+  // Render DCGM_EXP_GPU_HEALTH_STATUS (the counters file lists it).
+  bool health_status = false;
+  prom::FamilyType health_status_type = prom::kGpuHealthStatus.type;
+  std::string health_status_help = std::string(prom::kGpuHealthStatus.help);
 };
 
 std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOptions& options = {});

@@ -121,6 +121,12 @@ typedef struct {
   } metricInfo;  // owned by NVML
 } nvmlGpmMetric_t;
 
+typedef struct {  // nvmlBAR1Memory_t, sizeof 24
+  unsigned long long bar1Total;
+  unsigned long long bar1Free;
+  unsigned long long bar1Used;
+} nvmlBAR1Memory_t;
+
 // Sized for the largest known metric table (R595+); a caller sets numMetrics
 // to what it asks, a driver may assume the whole array is writable.
 enum { kNvmlGpmMetricsMax = 333 };
@@ -245,7 +251,13 @@ typedef struct {
   X(nvmlGpmMigSampleGet, Optional,                                                               \
     (nvmlDevice_t d, unsigned int gpu_instance_id, nvmlGpmSample_t sample))                      \
   X(nvmlGpmSampleFree, Optional, (nvmlGpmSample_t sample))                                       \
-  X(nvmlGpmMetricsGet, Optional, (nvmlGpmMetricsGet_t * get))
+  X(nvmlGpmMetricsGet, Optional, (nvmlGpmMetricsGet_t * get))                                    \
+  X(nvmlDeviceGetBAR1MemoryInfo, Optional, (nvmlDevice_t d, nvmlBAR1Memory_t * bar1))            \
+  X(nvmlDeviceGetVirtualizationMode, Optional, (nvmlDevice_t d, int* mode))                      \
+  X(nvmlDeviceGetInforomVersion, Optional, (nvmlDevice_t d, int obj, char* v, unsigned int n))   \
+  X(nvmlDeviceGetInforomImageVersion, Optional, (nvmlDevice_t d, char* v, unsigned int n))       \
+  X(nvmlDeviceGetInforomConfigurationChecksum, Optional, (nvmlDevice_t d, unsigned int* sum))    \
+  X(nvmlDeviceValidateInforom, Optional, (nvmlDevice_t d))
 
 extern "C" {
 #define GPUSCOPE_NVML_DECLARE(name, need, params) nvmlReturn_t name params;
@@ -347,6 +359,10 @@ constexpr unsigned int kDeviceUuidBufferSize = 96;
 constexpr unsigned int kDeviceSerialBufferSize = 30;
 constexpr unsigned int kDeviceVbiosBufferSize = 32;
 constexpr unsigned int kProcessNameBufferSize = 256;
+constexpr unsigned int kInforomVersionBufferSize = 16;
+
+// nvmlInforomObject_t
+enum InforomObject : int { kInforomOem = 0, kInforomEcc = 1, kInforomPower = 2 };
 
 enum Architecture : unsigned int {
   kArchKepler = 2,

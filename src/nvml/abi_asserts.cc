@@ -13,6 +13,7 @@ static_assert(sizeof(nvmlDevice_t) == 8 && sizeof(nvmlEventSet_t) == 8 &&
               sizeof(nvmlGpmSample_t) == 8);
 
 static_assert(sizeof(nvmlPciInfo_t) == 68);
+static_assert(sizeof(nvmlBAR1Memory_t) == 24 && offsetof(nvmlBAR1Memory_t, bar1Used) == 16);
 static_assert(offsetof(nvmlPciInfo_t, busIdLegacy) == 0);
 static_assert(offsetof(nvmlPciInfo_t, domain) == 16);
 static_assert(offsetof(nvmlPciInfo_t, bus) == 20);

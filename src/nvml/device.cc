@@ -79,6 +79,44 @@ Result<bool> Device::PowerManagementMode() const {
   return Get<bool, int>(GPUSCOPE_NVML_FN(nvmlDeviceGetPowerManagementMode));
 }
 
+Result<int> Device::VirtualizationMode() const {
+  return Get<int>(GPUSCOPE_NVML_FN(nvmlDeviceGetVirtualizationMode));
+}
+
+InforomInfo Device::Inforom() const {
+  auto object = [this](int which) -> std::string {
+    char buffer[kInforomVersionBufferSize + 1] = {};
+    Status s = Call(GPUSCOPE_NVML_FN(nvmlDeviceGetInforomVersion), which, buffer,
+                    kInforomVersionBufferSize);
+    return s.ok() ? std::string(buffer) : std::string();
+  };
+  InforomInfo info;
+  Result<std::string> image =
+      GetString(GPUSCOPE_NVML_FN(nvmlDeviceGetInforomImageVersion), kInforomVersionBufferSize);
+  if (image.ok()) info.image = *image;
+  info.oem = object(kInforomOem);
+  info.ecc = object(kInforomEcc);
+  info.power = object(kInforomPower);
+  return info;
+}
+
+Result<uint32_t> Device::InforomChecksum() const {
+  return Get<uint32_t, unsigned>(GPUSCOPE_NVML_FN(nvmlDeviceGetInforomConfigurationChecksum));
+}
+
+Result<bool> Device::InforomValid() const {
+  Status s = Call(GPUSCOPE_NVML_FN(nvmlDeviceValidateInforom));
+  if (s.ok()) return true;
+  if (ReturnCodeOf(s) == kCorruptedInforom) return false;
+  return s;
+}
+
+Result<Bar1Memory> Device::Bar1() const {
+  nvmlBAR1Memory_t raw{};
+  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetBAR1MemoryInfo), &raw));
+  return Bar1Memory{raw.bar1Total, raw.bar1Free, raw.bar1Used};
+}
+
 Result<UtilizationRates> Device::Utilization() const {
   nvmlUtilization_t raw{};
   GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetUtilizationRates), &raw));

@@ -78,6 +78,19 @@ struct PcieLinkInfo {
   uint32_t gen_max = 0;
   uint32_t width_max = 0;
 };
+struct Bar1Memory {
+  uint64_t total_bytes = 0;
+  uint64_t free_bytes = 0;
+  uint64_t used_bytes = 0;
+};
+// The InfoROM: per-object versions ("" when the board has none) and the
+// configuration checksum.
+struct InforomInfo {
+  std::string image;  // "G520.0200.00.05"
+  std::string oem;
+  std::string ecc;
+  std::string power;
+};
 struct EccModeInfo {
   bool current = false;
   bool pending = false;
@@ -158,10 +171,18 @@ class Device {
   Result<int> ComputeMode()
       const;  // 0 default, 1 exclusive thread, 2 prohibited, 3 exclusive process
   Result<bool> PowerManagementMode() const;
+  // nvmlGpuVirtualizationMode_t: 0 none, 1 pass-through, 2 vGPU, 3 host vGPU, 4 host vSGA.
+  Result<int> VirtualizationMode() const;
+  // Versions of the InfoROM objects; an object the board lacks reads "".
+  InforomInfo Inforom() const;
+  Result<uint32_t> InforomChecksum() const;
+  // True when the InfoROM's checksum is valid (NVML_ERROR_CORRUPTED_INFOROM: false).
+  Result<bool> InforomValid() const;
 
   // Telemetry.
   Result<UtilizationRates> Utilization() const;
   Result<MemoryInfo> Memory() const;
+  Result<Bar1Memory> Bar1() const;
   Result<CodecUtilization> EncoderUtilization() const;
   Result<CodecUtilization> DecoderUtilization() const;
   Result<uint32_t> Temperature() const;  // GPU sensor

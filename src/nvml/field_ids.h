@@ -8,8 +8,8 @@
 
 namespace gpuscope::nvml {
 
-// Stable NVML_FI_DEV_* field ids (never 199/200 or 251..273: their meaning
-// changed between driver branches).
+// Stable NVML_FI_DEV_* field ids (never 199/200, nor 251..273 on a driver
+// older than kFiClocksEventMinDriver: their meaning changed between branches).
 enum FieldId : unsigned int {
   kFiEccCurrent = 1,
   kFiEccPending = 2,
@@ -45,7 +45,14 @@ enum FieldId : unsigned int {
   kFiPowerAverage = 185,
   kFiPowerInstant = 186,
   kFiGpuRecoveryAction = 230,
+  // NVML_FI_DEV_CLOCKS_EVENT_REASON_*: cumulative ns each reason held the
+  // clocks down, as nvidia-smi prints them (SW_POWER_CAP is 74, SYNC_BOOST 76).
+  kFiClocksEventSwThermal = 251,
+  kFiClocksEventHwThermal = 252,
+  kFiClocksEventHwPowerBrake = 253,
 };
+// The first driver branch whose nvml.h defines ids 251..253 as above.
+constexpr unsigned int kFiClocksEventMinDriver = 560;
 // Scope of a per-link NVLink field: the sum over every link.
 constexpr unsigned int kFieldScopeAllLinks = 0xFFFFFFFF;
 

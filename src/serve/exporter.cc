@@ -84,13 +84,21 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts sc
 }
 
 health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters) {
+  auto type = [](const prom::CounterEntry& e) {
+    return e.type == prom::CounterType::kCounter ? prom::FamilyType::kCounter
+                                                 : prom::FamilyType::kGauge;
+  };
   health::FamilyOptions options;
-  const prom::CounterEntry* entry = counters.Find("DCGM_EXP_XID_ERRORS_COUNT");
-  if (entry == nullptr) return options;
-  options.xid_count_window = true;
-  options.xid_count_type = entry->type == prom::CounterType::kCounter ? prom::FamilyType::kCounter
-                                                                      : prom::FamilyType::kGauge;
-  if (!entry->help.empty()) options.xid_count_help = entry->help;
+  if (const prom::CounterEntry* entry = counters.Find("DCGM_EXP_XID_ERRORS_COUNT")) {
+    options.xid_count_window = true;
+    options.xid_count_type = type(*entry);
+    if (!entry->help.empty()) options.xid_count_help = entry->help;
+  }
+  if (const prom::CounterEntry* entry = counters.Find("DCGM_EXP_GPU_HEALTH_STATUS")) {
+    options.health_status = true;
+    options.health_status_type = type(*entry);
+    if (!entry->help.empty()) options.health_status_help = entry->help;
+  }
   return options;
 }
 

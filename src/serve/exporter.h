@@ -72,8 +72,9 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts sc
                                        bool frozen_clock,
                                        const health::EventState* events = nullptr);
 
-// How the health module renders DCGM_EXP_XID_ERRORS_COUNT: only when the
-// counters file lists it, with the file's type and help.
+// How the health module renders DCGM_EXP_XID_ERRORS_COUNT and
+// DCGM_EXP_GPU_HEALTH_STATUS: each only when the counters file lists it, with
+// the file's type and help.
 health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
 
 // One cycle's bodies, plain and, on demand, gzipped.

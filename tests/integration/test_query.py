@@ -70,6 +70,14 @@ ALL_FIELDS = (
     "clocks.current.video,clocks.max.graphics,clocks.max.sm,clocks.max.memory,mig.mode.current,"
     "mig.mode.pending")
 
+COUNTERS = ("--query-gpu=index,clocks_event_reasons.active,clocks_event_reasons_counters.sw_power_cap,"
+            "clocks_event_reasons_counters.sync_boost,"
+            "clocks_event_reasons_counters.sw_thermal_slowdown,"
+            "clocks_event_reasons_counters.hw_thermal_slowdown,"
+            "clocks_event_reasons_counters.hw_power_brake_slowdown")
+POWER_CAP = os.path.join(SOURCE_DIR, "sim", "scenarios", "diagnosis", "power-cap.yaml")
+THERMAL = os.path.join(SOURCE_DIR, "sim", "scenarios", "health", "thermal-slowdown.yaml")
+
 GOLDEN_CASES = [
     ("training_runbook.csv", "training-8xh100",
      ["--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw", "--format=csv"]),
@@ -84,6 +92,10 @@ GOLDEN_CASES = [
     ("training_all_nounits.csv", "training-8xh100", ["--query-gpu=" + ALL_FIELDS,
                                                      "--format=csv,nounits"]),
     ("mixed_all.csv", "mixed-node", ["--query-gpu=" + ALL_FIELDS, "--format=csv"]),
+    # The driver's own cumulative counters, read once (issue 13: a one-shot
+    # query printed 0 us while the board throttled).
+    ("power_cap_counters.csv", POWER_CAP, [COUNTERS, "--format=csv"]),
+    ("thermal_counters.csv", THERMAL, [COUNTERS, "--format=csv,nounits"]),
     ("training_apps.csv", "training-8xh100",
      ["--query-compute-apps=pid,process_name,used_gpu_memory,gpu_uuid,gpu_name,gpu_bus_id,"
       "gpu_serial", "--format=csv"]),
@@ -104,6 +116,26 @@ def test_goldens():
             want = f.read()
         check(out == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s" %
               (name, out, want))
+
+
+def test_one_shot_counters_are_cumulative():
+    # 120 s into the power-cap scenario: GPUs 0, 1 and 3 have been capped since
+    # t = 0 and GPU 2 braked since 60 s, so one read shows time, not 0 us.
+    rc, out, err = run(["query", "--simulate", POWER_CAP, COUNTERS, "--format=csv,noheader,nounits"],
+                       FROZEN)
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    rows = [[c.strip() for c in line.split(",")] for line in out.splitlines()]
+    check(len(rows) == 4, "4 GPUs: %r" % rows)
+    if len(rows) == 4:
+        for gpu in (0, 1, 3):
+            check(int(rows[gpu][2]) > 60 * 1000 * 1000, "GPU %d sw_power_cap: %r" % (gpu, rows[gpu]))
+        check(int(rows[2][6]) > 30 * 1000 * 1000, "GPU 2 hw_power_brake_slowdown: %r" % rows[2])
+    rc, out, err = run(["query", "--simulate", THERMAL, COUNTERS, "--format=csv,noheader,nounits",
+                        "-i", "0"], FROZEN)
+    check(rc == 0, "exit %d: %s" % (rc, err))
+    cells = [c.strip() for c in out.strip().split(",")]
+    check(len(cells) == 7 and int(cells[4]) > 0 and int(cells[5]) > 0,
+          "GPU 0 sw/hw thermal slowdown counters: %r" % cells)
 
 
 def test_format_details():
@@ -251,7 +283,7 @@ def test_errors():
 
 
 def main():
-    return check.run((test_goldens, test_format_details, test_output_file, test_loops,
+    return check.run((test_goldens, test_one_shot_counters_are_cumulative, test_format_details, test_output_file, test_loops,
                       test_summary, test_errors))
 
 

@@ -65,8 +65,9 @@ inline RenderOptions AllCounters(MetricSet metrics) {
       "DCGM_FI_DEV_SERIAL, label, Serial\n";
   for (const MetricDef& def : kCatalog) {
     if (def.dcgm.name.empty()) continue;
+    // No space before the quote: Go's CSV reader (dcgm-exporter's) refuses it.
     csv += std::string(def.dcgm.name) +
-           (def.dcgm.type == MetricType::kCounter ? ", counter, \"" : ", gauge, \"") +
+           (def.dcgm.type == MetricType::kCounter ? ",counter,\"" : ",gauge,\"") +
            std::string(def.help) + "\"\n";
   }
   Result<CounterSet> set = ParseCounters(csv, "all.csv");

@@ -1,0 +1,55 @@
+// Readers of board facts that dcgm-exporter serves as fields: BAR1, the
+// modes, the device count and the InfoROM (all slow tier).
+#include "collect/readers.h"
+
+namespace gpuscope::collect {
+
+using enum Metric;
+
+void ReadBar1(ReadContext& ctx) {
+  if (!ctx.Due(kBar1Total)) return;
+  auto bar1 =
+      ctx.Try<nvml::Bar1Memory>("nvmlDeviceGetBAR1MemoryInfo", [&] { return ctx.device().Bar1(); });
+  if (!bar1) return;
+  ctx.Set(kBar1Total, static_cast<double>(bar1->total_bytes));
+  ctx.Set(kBar1Used, static_cast<double>(bar1->used_bytes));
+  ctx.Set(kBar1Free, static_cast<double>(bar1->free_bytes));
+}
+
+void ReadModes(ReadContext& ctx) {
+  if (!ctx.Due(kComputeMode)) return;
+  const nvml::Device& d = ctx.device();
+  if (auto mode = ctx.Try<int>("nvmlDeviceGetComputeMode", [&] { return d.ComputeMode(); })) {
+    ctx.Set(kComputeMode, *mode);
+  }
+  if (auto on =
+          ctx.Try<bool>("nvmlDeviceGetPersistenceMode", [&] { return d.PersistenceMode(); })) {
+    ctx.Set(kPersistenceMode, *on ? 1 : 0);
+  }
+  if (auto mode =
+          ctx.Try<int>("nvmlDeviceGetVirtualizationMode", [&] { return d.VirtualizationMode(); })) {
+    ctx.Set(kVirtualizationMode, *mode);
+  }
+}
+
+void ReadDeviceCount(ReadContext& ctx) {
+  if (!ctx.Due(kDeviceCount)) return;
+  if (auto n =
+          ctx.Try<unsigned>("nvmlDeviceGetCount", [&] { return ctx.library().DeviceCount(); })) {
+    ctx.Set(kDeviceCount, *n);
+  }
+}
+
+void ReadInforom(ReadContext& ctx) {
+  if (!ctx.Due(kInforomChecksum)) return;
+  const nvml::Device& d = ctx.device();
+  if (auto sum = ctx.Try<uint32_t>("nvmlDeviceGetInforomConfigurationChecksum",
+                                   [&] { return d.InforomChecksum(); })) {
+    ctx.Set(kInforomChecksum, *sum);
+  }
+  if (auto valid = ctx.Try<bool>("nvmlDeviceValidateInforom", [&] { return d.InforomValid(); })) {
+    ctx.Set(kInforomValid, *valid ? 1 : 0);
+  }
+}
+
+}  // namespace gpuscope::collect
