@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <charconv>
 #include <optional>
 
 #include "http/head_deadline.h"
@@ -271,23 +272,59 @@ void Server::Daemon::StartVerification(MHD_Connection* connection, Exchange& exc
   });
 }
 
-Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
-                               std::string_view method) const {
-  if (method != "GET" && method != "HEAD") {
-    Response response = Response::Text(405, "Method Not Allowed\n");
-    response.headers.emplace_back("Allow", std::string(kAllow));
-    return response;
+namespace {
+
+std::string_view HeaderValue(MHD_Connection* connection, const char* name) {
+  const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+  return value == nullptr ? "" : value;
+}
+
+Response MethodNotAllowed(std::string_view allow) {
+  Response response = Response::Text(405, "Method Not Allowed\n");
+  response.headers.emplace_back("Allow", std::string(allow));
+  return response;
+}
+
+// A declared Content-Length above `limit` (a chunked body is counted as it arrives).
+bool DeclaredTooLarge(MHD_Connection* connection, size_t limit) {
+  const std::string_view length = HeaderValue(connection, "Content-Length");
+  unsigned long long declared = 0;
+  auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
+  return ec == std::errc() && end == length.data() + length.size() && declared > limit;
+}
+
+}  // namespace
+
+void Server::Daemon::TakeUpload(Exchange& exchange, const char* data, size_t* size) {
+  if (!exchange.body_too_large && exchange.body.size() + *size <= exchange.route->max_body) {
+    exchange.body.append(data, *size);
+  } else {
+    exchange.body_too_large = true;
+    exchange.body.clear();
+    exchange.body.shrink_to_fit();
   }
+  *size = 0;
+}
+
+Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
+                               std::string_view method, const Exchange& exchange) const {
   auto route = server->routes_.find(std::string(url));
+  const bool post = route != server->routes_.end() && route->second.post;
+  if (post ? method != "POST" : method != "GET" && method != "HEAD") {
+    return MethodNotAllowed(post ? "POST" : kAllow);
+  }
   if (route == server->routes_.end()) return Response::Text(404, "Not Found\n");
   Request request;
   request.method = method;
   request.path = url;
-  const char* accept = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept");
-  request.accept = accept == nullptr ? "" : accept;
-  const char* encoding =
-      MHD_lookup_connection_value(connection, MHD_HEADER_KIND, "Accept-Encoding");
-  request.accept_encoding = encoding == nullptr ? "" : encoding;
+  request.accept = HeaderValue(connection, "Accept");
+  request.accept_encoding = HeaderValue(connection, "Accept-Encoding");
+  if (post) {
+    request.content_type = HeaderValue(connection, "Content-Type");
+    request.content_encoding = HeaderValue(connection, "Content-Encoding");
+    request.body = exchange.body;
+    request.body_too_large = exchange.body_too_large;
+  }
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery, &request.query);
   try {
     return route->second.handler(request);
@@ -300,7 +337,8 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
 }
 
 MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const char* url,
-                                    const char* method, const char* version, const char*, size_t*,
+                                    const char* method, const char* version,
+                                    const char* upload_data, size_t* upload_data_size,
                                     void** con_cls) {
   auto* daemon = static_cast<Daemon*>(cls);
   auto* exchange = static_cast<Exchange*>(*con_cls);
@@ -310,20 +348,45 @@ MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const
   if (current == nullptr) current = daemon->config;
   // Answering on the first call (headers only) would make MHD close the connection, so
   // body-less requests are answered on the second call, when the request is complete; requests
-  // with a body are refused at once (and that connection closes).
-  if (!exchange->head_seen) {
+  // with a body are refused at once (and that connection closes), except on POST routes.
+  const bool first = !exchange->head_seen;
+  if (first) {
     exchange->head_seen = true;
     daemon->server->head_deadline_->HeadReceived(DeadlineEntry(connection));
-    if (HasBody(connection)) {
+    auto route = daemon->server->routes_.find(url);
+    if (route != daemon->server->routes_.end() && route->second.post &&
+        std::string_view(method) == "POST") {
+      exchange->route = &route->second;  // screened now, before any body byte is read
+    } else if (HasBody(connection)) {
       return Send(connection, Response::Text(413, "Request bodies are not accepted\n"),
                   current->web);
+    } else {
+      return MHD_YES;
     }
+  }
+  if (!exchange->screened) {
+    std::optional<Response> screened =
+        daemon->Screen(connection, url, version, *exchange, *current);
+    if (screened) return Send(connection, std::move(*screened), current->web);
+    if (exchange->auth == Exchange::Auth::kPending) {  // suspended
+      // On a POST's head call the call after the resume is still before the body.
+      exchange->head_pending = first;
+      return MHD_YES;
+    }
+    exchange->screened = true;
+    // A declared body over the limit: answered before reading it (the connection closes).
+    if (exchange->route != nullptr && DeclaredTooLarge(connection, exchange->route->max_body)) {
+      exchange->body_too_large = true;
+      return Send(connection, daemon->Serve(connection, url, method, *exchange), current->web);
+    }
+    if (first || exchange->head_pending) return MHD_YES;  // the body comes next
+  }
+  if (*upload_data_size != 0) {  // only POST routes get this far with a body
+    // Over the limit (chunked): the rest is read and dropped, then answered 413.
+    TakeUpload(*exchange, upload_data, upload_data_size);
     return MHD_YES;
   }
-  std::optional<Response> screened = daemon->Screen(connection, url, version, *exchange, *current);
-  if (screened) return Send(connection, std::move(*screened), current->web);
-  if (exchange->auth == Exchange::Auth::kPending) return MHD_YES;  // suspended
-  return Send(connection, daemon->Serve(connection, url, method), current->web);
+  return Send(connection, daemon->Serve(connection, url, method, *exchange), current->web);
 }
 
 }  // namespace gpuscope::http

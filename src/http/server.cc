@@ -102,6 +102,10 @@ Server::Server(ServerOptions options) : options_(std::move(options)) {}
 
 Server::~Server() { Stop(); }
 
+void Server::HandlePost(std::string path, Handler handler, size_t max_body_bytes) {
+  routes_[std::move(path)] = Route{std::move(handler), Access::kProtected, true, max_body_bytes};
+}
+
 void Server::Handle(std::string path, Handler handler, Access access) {
   routes_[std::move(path)] = Route{std::move(handler), access};
 }

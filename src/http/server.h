@@ -48,11 +48,18 @@ class HeadDeadline;
 class VerifierPool;
 
 struct Request {
-  std::string_view method;           // "GET" or "HEAD" (other methods never reach handlers)
+  std::string_view method;           // "GET" or "HEAD"; "POST" on routes registered with HandlePost
   std::string_view path;             // without the query string
   std::string_view accept;           // Accept header, "" when absent
   std::string_view accept_encoding;  // Accept-Encoding header, "" when absent
   std::vector<std::pair<std::string_view, std::string_view>> query;  // decoded, in order
+  // POST routes only: the Content-Type and Content-Encoding headers ("" when absent) and the
+  // whole body. A body over the route's limit is not kept: `body_too_large` is set instead (and
+  // `body` is empty), so the handler answers in its own protocol's terms.
+  std::string_view content_type;
+  std::string_view content_encoding;
+  std::string_view body;
+  bool body_too_large = false;
 
   // The first value of query argument `key`, or "" when absent.
   std::string_view QueryValue(std::string_view key) const;
@@ -84,7 +91,8 @@ struct ServerOptions {
   // opening or of the previous response, however its bytes trickle in (default 5 s).
   std::chrono::milliseconds head_timeout{5000};
   // Memory per connection for the request line and headers (default 16 KiB); larger requests
-  // are answered 431/414 by libmicrohttpd. Request bodies are refused (413).
+  // are answered 431/414 by libmicrohttpd. Request bodies are refused (413) except on POST
+  // routes (HandlePost), which stream them into memory up to their own limit.
   size_t max_request_bytes = 16 * 1024;
   // Worker threads (default 0: one per core, at most 4).
   unsigned threads = 0;
@@ -108,6 +116,9 @@ class Server {
 
   // Serves `path` (exact match, e.g. "/metrics"). Call before Start().
   void Handle(std::string path, Handler handler, Access access = Access::kProtected);
+  // Serves POST requests with a body of at most `max_body_bytes` on `path` (other methods get
+  // 405). Authentication and client certificates are checked before any body byte is read.
+  void HandlePost(std::string path, Handler handler, size_t max_body_bytes);
 
   // Loads the web-config, binds the address and starts serving. Errors name the file/address,
   // e.g. "cannot listen on :9400: address already in use".
@@ -140,6 +151,8 @@ class Server {
   struct Route {
     Handler handler;
     Access access = Access::kProtected;
+    bool post = false;    // a POST route (HandlePost)
+    size_t max_body = 0;  // its body limit
   };
   std::unordered_map<std::string, Route> routes_;
   Listener listener_;              // under control_mu_

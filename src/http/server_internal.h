@@ -60,7 +60,10 @@ struct Server::Daemon {
   void StartVerification(MHD_Connection* connection, Exchange& exchange,
                          std::shared_ptr<const BasicAuth> auth, Credentials credentials,
                          std::string client);
-  Response Serve(MHD_Connection* connection, std::string_view url, std::string_view method) const;
+  Response Serve(MHD_Connection* connection, std::string_view url, std::string_view method,
+                 const Exchange& exchange) const;
+  // A POST route's body: appends one chunk, or marks the body too large and drops the rest.
+  static void TakeUpload(Exchange& exchange, const char* data, size_t* size);
 };
 
 // One request, from its request line to its completion.
@@ -68,6 +71,11 @@ struct Server::Exchange {
   enum class Auth { kUnchecked, kPending, kPassed, kFailed };
   bool bad_uri = false;                      // an encoded NUL (%00) in the request target
   bool head_seen = false;                    // the handler was called once
+  bool screened = false;                     // Screen() passed (checked once per request)
+  bool head_pending = false;                 // a POST's head call waited for a bcrypt check
+  const Route* route = nullptr;              // a POST route, found at the head
+  std::string body;                          // its body so far
+  bool body_too_large = false;               // over the route's limit: the rest is discarded
   std::atomic<Auth> auth{Auth::kUnchecked};  // written by a verifier worker while suspended
 };
 
