@@ -87,6 +87,11 @@ Status Configure(Invocation& inv, Service& s) {
   if (!counters.ok()) return counters.status();
   for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
   s.config.render.counters = std::move(*counters);
+  if (!s.config.kpi_mapping_file.empty()) {
+    Result<otlp::Conventions> conventions = otlp::Conventions::Load(s.config.kpi_mapping_file);
+    if (!conventions.ok()) return conventions.status();
+    s.config.otlp.conventions = std::move(*conventions);
+  }
   Result<std::string> library = PrepareNvml(s.config.nvml);
   if (!library.ok()) return library.status();
   s.config.sampler.nvml_path = *library;
@@ -109,6 +114,11 @@ serve::AgentOptions MakeAgentOptions(const Service& s) {
   o.xid_window_s = c.xid_window_s;
   o.source = s.source;
   o.attribution = c.attribution;
+  o.otlp_listen_address = c.otlp_listen_address;
+  o.otlp_address_explicit = c.otlp_address_explicit;
+  o.otlp = c.otlp;
+  o.otlp_store = c.otlp_store;
+  o.kpi_regression = c.kpi_regression;
   o.frozen_time = FrozenTime(s.simulated);
   return o;
 }

@@ -118,6 +118,31 @@ Status SetAttribution(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
+Status SetOtlp(const Settings& s, ServeConfig& c) {
+  c.otlp_listen_address = s.Get("otlp-listen-address");
+  c.otlp_address_explicit = s.Origin("otlp-listen-address") != "default";
+  Result<long> body = s.Integer("otlp-max-request-bytes");  // ranges checked by the table
+  if (!body.ok()) return body.status();
+  c.otlp.max_body_bytes = static_cast<std::size_t>(*body);
+  Result<long> rate = s.Integer("otlp-max-points-per-second");
+  if (!rate.ok()) return rate.status();
+  c.otlp.max_points_per_second = static_cast<double>(*rate);
+  Result<long> series = s.Integer("otlp-max-series");
+  if (!series.ok()) return series.status();
+  c.otlp_store.max_series = static_cast<std::size_t>(*series);
+  Result<double> expiry = s.Seconds("otlp-series-expiry");
+  if (!expiry.ok()) return expiry.status();
+  c.otlp_store.expiry_s = *expiry;
+  c.kpi_mapping_file = s.Get("kpi-mapping-file");
+  Result<double> window = s.Seconds("kpi-regression-window");
+  if (!window.ok()) return window.status();
+  c.kpi_regression.recent_s = *window;
+  Result<double> threshold = s.Number("kpi-regression-threshold");
+  if (!threshold.ok()) return threshold.status();
+  c.kpi_regression.min_change = *threshold;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<ServeConfig> BuildServeConfig(const Settings& settings) {
@@ -130,6 +155,7 @@ Result<ServeConfig> BuildServeConfig(const Settings& settings) {
   if (!devices.ok()) return devices.status().Context("devices");
   c.sampler.devices = *devices;
   GPUSCOPE_RETURN_IF_ERROR(SetAttribution(settings, c));
+  GPUSCOPE_RETURN_IF_ERROR(SetOtlp(settings, c));
   if (settings.Origin("nvml-lib") != "default") c.nvml.nvml_lib = settings.Get("nvml-lib");
   c.nvml.simulate = settings.Get("simulate");
   c.log_level = settings.Get("log-level");

@@ -259,6 +259,61 @@ inline constexpr BuiltinFamily kWastedCost{
     FamilyGroup::kDiagnosis,
     LabelBase::kNative};
 
+// The OTLP receiver's own state (the application series themselves are named
+// by the KPI conventions of docs/app-kpis.md, not here).
+inline constexpr BuiltinFamily kOtlpPointsAccepted{
+    "gpuscope_otlp_points_accepted_total",
+    "Application data points the OTLP receiver kept.",
+    FamilyType::kCounter,
+    "",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
+inline constexpr BuiltinFamily kOtlpPointsRejected{
+    "gpuscope_otlp_points_rejected_total",
+    "Application data points the OTLP receiver refused (bad data, unsupported type, series "
+    "limit, rate limit); the answer's message says why.",
+    FamilyType::kCounter,
+    "",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
+inline constexpr BuiltinFamily kOtlpPointsUnattributed{
+    "gpuscope_otlp_points_unattributed_total",
+    "Kept application data points whose sender matched no GPU (exported with gpu=\"\").",
+    FamilyType::kCounter,
+    "",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
+inline constexpr BuiltinFamily kOtlpSeries{"gpuscope_otlp_series_active",
+                                           "Application series the OTLP receiver keeps.",
+                                           FamilyType::kGauge,
+                                           "",
+                                           FamilyGroup::kSelf,
+                                           LabelBase::kNone};
+inline constexpr BuiltinFamily kOtlpRequests{
+    "gpuscope_otlp_requests_total",
+    "OTLP/HTTP export requests answered, by HTTP status code.",
+    FamilyType::kCounter,
+    "code",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
+inline constexpr BuiltinFamily kKpiRegression{
+    "gpuscope_kpi_regression_active",
+    "1 while an application KPI received over OTLP (docs/app-kpis.md) is worse than its earlier "
+    "level by 20% or more (kpi_regression); cause: the GPU findings that coincide on this GPU, "
+    "or none.",
+    FamilyType::kGauge,
+    "kpi, workload, cause",
+    FamilyGroup::kDiagnosis,
+    LabelBase::kNative};
+inline constexpr BuiltinFamily kKpiChange{
+    "gpuscope_kpi_change_ratio",
+    "Relative change of an application KPI's recent mean against its earlier level (0.25: 25% "
+    "higher).",
+    FamilyType::kGauge,
+    "kpi, workload",
+    FamilyGroup::kDiagnosis,
+    LabelBase::kNative};
+
 // In the order the Renderer writes them (first three before the catalog rows).
 inline constexpr std::array<const BuiltinFamily*, 3> kLeadingBuiltins = {&kGpuInfo, &kGpuLost,
                                                                          &kLastSample};
@@ -266,13 +321,42 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 29> kRegistry = {
-    &kGpuInfo,     &kGpuLost,        &kLastSample,      &kLinkActive,        &kLinkErrors,
-    &kXidErrors,   &kProcessMemory,  &kProcessSm,       &kProcessMemoryUtil, &kBuildInfo,
-    &kNvmlUp,      &kCollectorUp,    &kCollectDuration, &kLastCollect,       &kScrapes,
-    &kScrapesGzip, &kNvmlCallErrors, &kEventsUp,        &kEventErrors,       &kAttributionUp,
-    &kGpuHealth,   &kCollectorStale, &kXidWindow,       &kBottleneck,        &kBottleneckConfidence,
-    &kOomEta,      &kIdleHeld,       &kWastedCost,      &kGpuHealthStatus};
+inline constexpr std::array<const BuiltinFamily*, 36> kRegistry = {&kGpuInfo,
+                                                                   &kGpuLost,
+                                                                   &kLastSample,
+                                                                   &kLinkActive,
+                                                                   &kLinkErrors,
+                                                                   &kXidErrors,
+                                                                   &kProcessMemory,
+                                                                   &kProcessSm,
+                                                                   &kProcessMemoryUtil,
+                                                                   &kBuildInfo,
+                                                                   &kNvmlUp,
+                                                                   &kCollectorUp,
+                                                                   &kCollectDuration,
+                                                                   &kLastCollect,
+                                                                   &kScrapes,
+                                                                   &kScrapesGzip,
+                                                                   &kNvmlCallErrors,
+                                                                   &kEventsUp,
+                                                                   &kEventErrors,
+                                                                   &kAttributionUp,
+                                                                   &kGpuHealth,
+                                                                   &kCollectorStale,
+                                                                   &kXidWindow,
+                                                                   &kBottleneck,
+                                                                   &kBottleneckConfidence,
+                                                                   &kOomEta,
+                                                                   &kIdleHeld,
+                                                                   &kWastedCost,
+                                                                   &kGpuHealthStatus,
+                                                                   &kOtlpPointsAccepted,
+                                                                   &kOtlpPointsRejected,
+                                                                   &kOtlpPointsUnattributed,
+                                                                   &kOtlpSeries,
+                                                                   &kOtlpRequests,
+                                                                   &kKpiRegression,
+                                                                   &kKpiChange};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.

@@ -6,6 +6,7 @@
 // gpuscope_export. Thread safety: plain values.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,9 @@ enum class FamilyType : uint8_t {
   // Identity labels with the value 1, named `*_info`: a gauge in the text
   // format, OpenMetrics' info type (declared without `_info`).
   kInfo,
+  // A histogram: `*_bucket{le=...}`, `*_sum` and `*_count` samples, written by the caller as
+  // preformatted lines (Family::lines).
+  kHistogram,
 };
 
 // Which labels a sample tied to a GPU starts with.
@@ -52,6 +56,11 @@ struct Family {
   LabelBase base = LabelBase::kNative;
   std::vector<Sample> samples;  // rendered sorted by GPU, then labels
   Detail detail = Detail::kAlways;
+  // Sample lines already written (the same in both formats, written with export/writer.h);
+  // when set, `samples` is ignored and only the header is added. For families whose samples
+  // the Sample shape cannot carry (histograms) and for large families built off the sampler
+  // thread (application KPIs).
+  std::shared_ptr<const std::string> lines;
 };
 
 }  // namespace gpuscope::prom

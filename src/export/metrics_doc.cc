@@ -164,6 +164,8 @@ std::string_view FamilyTypeName(FamilyType type) {
       return "info";
     case FamilyType::kUnknown:
       return "unknown";
+    case FamilyType::kHistogram:
+      return "histogram";
     case FamilyType::kGauge:
       break;
   }

@@ -424,6 +424,13 @@ bool Renderer::ShowExtra(const Family& family, const Sample& sample) {
 }
 
 void Renderer::RenderExtra(const Family& family, Writer& writer) {
+  if (family.lines) {
+    if (family.lines->empty()) return;
+    writer.Begin(family.name, family.help, family.type);
+    writer.out().append(*family.lines);
+    writer.End();
+    return;
+  }
   const Cache::Prefixes& prefixes = family.base == LabelBase::kDcgm ? cache_->dcgm : cache_->native;
   bool with_prefix = family.base != LabelBase::kNone;
   SortExtra(family, cache_->scratch);

@@ -116,6 +116,8 @@ std::string_view TypeWord(std::string_view name, FamilyType type, Format format)
     case FamilyType::kInfo:
       if (format == Format::kText) return "gauge";
       return name.ends_with("_info") ? "info" : "gauge";
+    case FamilyType::kHistogram:
+      return "histogram";
   }
   return "unknown";
 }

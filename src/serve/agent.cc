@@ -50,6 +50,61 @@ Agent::Agent(AgentOptions options)
     exporter_->OnSnapshot(snapshot, sampler_->window());
   });
   server_ = std::make_unique<http::Server>(options_.server);
+  otlp_store_ = std::make_unique<otlp::Store>(options_.otlp_store);
+  kpi_tracker_ = otlp::RegressionTracker(options_.kpi_regression);
+  exporter_->SetAppSource(
+      [this](const Snapshot& snapshot, const std::vector<analysis::GpuDiagnosis>& diagnoses) {
+        return AppFamilies(snapshot, diagnoses);
+      });
+  if (!options_.otlp_listen_address.empty()) {
+    otlp_receiver_ = std::make_unique<otlp::Receiver>(options_.otlp, *otlp_store_,
+                                                      otlp::Receiver::Clock{}, clock_);
+    http::ServerOptions otlp_server = options_.server;
+    otlp_server.listen_address = options_.otlp_listen_address;
+    otlp_server_ = std::make_unique<http::Server>(otlp_server);
+    otlp_receiver_->Register(*otlp_server_);
+  }
+}
+
+std::vector<prom::Family> Agent::AppFamilies(const Snapshot& snapshot,
+                                             const std::vector<analysis::GpuDiagnosis>& diagnoses) {
+  const double now = clock_();
+  std::vector<prom::Family> out = otlp_store_->Families(snapshot, now);
+  kpi_tracker_.Update(otlp_store_->Readings(), now);
+  // The GPU findings that can explain a KPI: everything but the healthy and idle states.
+  std::vector<std::vector<std::string>> causes(snapshot.gpus.size());
+  for (const analysis::GpuDiagnosis& d : diagnoses) {
+    if (d.slot >= causes.size()) continue;
+    for (const analysis::Finding& f : d.findings) {
+      if (f.kind == analysis::FindingKind::kComputeBound ||
+          f.kind == analysis::FindingKind::kIdle) {
+        continue;
+      }
+      causes[d.slot].emplace_back(analysis::KindName(f.kind));
+    }
+  }
+  for (prom::Family& f : otlp::RegressionTracker::Families(kpi_tracker_.Evaluate(now, causes))) {
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+Status Agent::StartOtlp() {
+  if (!otlp_server_) return Status::Ok();
+  Status started = otlp_server_->Start();
+  if (started.ok()) {
+    spdlog::info("OTLP/HTTP metrics receiver on {} (otlp port {}{}), POST {}",
+                 options_.otlp_listen_address, otlp_server_->port(),
+                 otlp_server_->tls_enabled() ? ", TLS" : "", otlp::kMetricsPath);
+    return started;
+  }
+  if (options_.otlp_address_explicit) return started.Context("otlp-listen-address");
+  spdlog::warn(
+      "OTLP receiver off: {} (set --otlp-listen-address to another address, or to "
+      "'' to silence this)",
+      started.message());
+  otlp_server_.reset();
+  return Status::Ok();
 }
 
 void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
@@ -76,6 +131,7 @@ Status Agent::Start() {
                        {GPUSCOPE_VERSION, options_.source, MetricSetName(options_.render.metrics),
                         options_.sampler.fast_interval_s, options_.sampler.window_span_s});
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
+  GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   sampler_->Start();
   spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",
                GPUSCOPE_VERSION, options_.server.listen_address, server_->port(),
@@ -104,11 +160,15 @@ void Agent::Poll() {
 
 void Agent::SetCounters(prom::CounterSet counters) { exporter_->SetCounters(std::move(counters)); }
 
-Status Agent::ReloadWebConfig() { return server_->Reload(); }
+Status Agent::ReloadWebConfig() {
+  GPUSCOPE_RETURN_IF_ERROR(server_->Reload());
+  return otlp_server_ ? otlp_server_->Reload() : Status::Ok();
+}
 
 void Agent::Stop() {
   if (stopped_) return;
   stopped_ = true;
+  if (otlp_server_) otlp_server_->Stop();
   server_->Stop();
   attribution_->Stop();
   if (events_) events_->Stop();

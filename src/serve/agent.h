@@ -33,6 +33,9 @@
 #include "health/events.h"
 #include "http/server.h"
 #include "nvml/library.h"
+#include "otlp/receiver.h"
+#include "otlp/regression.h"
+#include "otlp/store.h"
 #include "serve/exporter.h"
 
 namespace gpuscope::serve {
@@ -50,6 +53,15 @@ struct AgentOptions {
   // Pod and job labels (attribution/service.h): the kubelet with -k, the
   // mapping directory when given, Slurm cgroups always.
   attribution::ServiceOptions attribution;
+  // The OTLP/HTTP metrics receiver (application KPIs, otlp/receiver.h) on its own listener,
+  // with the TLS, client-certificate and basic-auth settings of `server`; empty address: off.
+  // A default address that is taken (an OpenTelemetry Collector on :4318) only logs a
+  // warning; an address the user set fails Start.
+  std::string otlp_listen_address;
+  bool otlp_address_explicit = false;
+  otlp::ReceiverOptions otlp;
+  otlp::StoreOptions otlp_store;
+  otlp::RegressionOptions kpi_regression;  // the kpi_regression finding
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;
@@ -76,10 +88,16 @@ class Agent {
 
   const Exporter& exporter() const { return *exporter_; }
   uint16_t port() const { return server_->port(); }
+  // The OTLP listener's port; 0 when it is off or did not start.
+  uint16_t otlp_port() const { return otlp_server_ ? otlp_server_->port() : 0; }
 
  private:
   // Hands the attribution service the inventory and the processes when they changed.
   void UpdateAttributedDevices(const Snapshot& snapshot);
+  Status StartOtlp();
+  // The application families and the kpi_regression finding of one cycle.
+  std::vector<prom::Family> AppFamilies(const Snapshot& snapshot,
+                                        const std::vector<analysis::GpuDiagnosis>& diagnoses);
 
   AgentOptions options_;
   collect::Clock clock_;
@@ -88,8 +106,12 @@ class Agent {
   std::unique_ptr<Exporter> exporter_;
   std::unique_ptr<collect::Sampler> sampler_;
   std::unique_ptr<http::Server> server_;
-  std::unique_ptr<attribution::Service> attribution_;    // null when off
-  std::vector<std::string> attributed_devices_;          // device keys it was last given
+  std::unique_ptr<otlp::Store> otlp_store_;            // application series (outlives the receiver)
+  std::unique_ptr<otlp::Receiver> otlp_receiver_;      // null when off
+  otlp::RegressionTracker kpi_tracker_;                // used only by the exporter's app source
+  std::unique_ptr<http::Server> otlp_server_;          // null when off
+  std::unique_ptr<attribution::Service> attribution_;  // null when off
+  std::vector<std::string> attributed_devices_;        // device keys it was last given
   std::shared_ptr<const nvml::Library> events_library_;  // outlives events_
   std::unique_ptr<health::EventMonitor> events_;
   bool events_tried_ = false;

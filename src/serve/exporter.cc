@@ -109,6 +109,7 @@ struct Exporter::State {
   analysis::DiagnosisMonitor monitor;
   EventSource events;
   AttributionSource attribution;
+  AppSource app;
   std::shared_ptr<const Snapshot> snapshot;       // with events applied and host name set
   std::optional<health::EventState> event_state;  // with an event source: its last state
   std::shared_ptr<const health::HealthReport> report;
@@ -173,6 +174,11 @@ std::shared_ptr<const Published> Exporter::RenderLocked() {
     extra.push_back(std::move(family));
   }
   for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
+  if (s.app) {
+    for (auto& family : s.app(*s.snapshot, s.monitor.Latest())) {
+      extra.push_back(std::move(family));
+    }
+  }
   return std::make_shared<const Published>(s.renderer->Render(*s.snapshot, extra));
 }
 
@@ -229,6 +235,11 @@ void Exporter::SetEventSource(EventSource source) {
 void Exporter::SetAttributionSource(AttributionSource source) {
   std::lock_guard lock(mu_);
   state_->attribution = std::move(source);
+}
+
+void Exporter::SetAppSource(AppSource source) {
+  std::lock_guard lock(mu_);
+  state_->app = std::move(source);
 }
 
 }  // namespace gpuscope::serve

@@ -95,6 +95,10 @@ class Exporter {
  public:
   using EventSource = std::function<health::EventState()>;
   using AttributionSource = std::function<AttributionPtr()>;
+  // Families built from the attributed snapshot of each cycle and the latest diagnoses
+  // (application KPIs and their regressions).
+  using AppSource = std::function<std::vector<prom::Family>(
+      const Snapshot&, const std::vector<analysis::GpuDiagnosis>&)>;
 
   Exporter(ExporterOptions options, collect::Clock clock);
   ~Exporter();
@@ -132,6 +136,8 @@ class Exporter {
   // Whose work each GPU serves (null: no attribution labels): read at every
   // render, so a refreshed map shows from the next cycle on.
   void SetAttributionSource(AttributionSource source);
+  // Application families, rendered after the others at every cycle (null: none).
+  void SetAppSource(AppSource source);
 
  private:
   struct State;

@@ -223,6 +223,9 @@ class Serve:
         cmd = [GPUSCOPE, "serve"] + list(args)
         if not any(a in ("-a", "--address") or a.startswith("--address=") for a in args):
             cmd += ["-a", "127.0.0.1:0"]
+        # Off unless asked for: parallel agents would all try the default :4318.
+        if not any(a.startswith("--otlp-listen-address") for a in args):
+            cmd += ["--otlp-listen-address="]
         self.cmd = cmd
         self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=self.log,
                                      env=clean_env(env))

@@ -1,0 +1,128 @@
+#include "otlp/receiver.h"
+
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "otlp/otlp_metrics.pb.h"
+
+namespace gpuscope::otlp {
+namespace {
+
+constexpr std::string_view kProtobufType = "application/x-protobuf";
+constexpr std::string_view kJsonType = "application/json";
+
+double SteadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double UnixSeconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+http::Response Encode(int status, const google::protobuf::Message& message, Encoding encoding) {
+  http::Response response;
+  response.status = status;
+  std::string body;
+  if (encoding == Encoding::kJson) {
+    (void)google::protobuf::util::MessageToJsonString(message, &body);
+    response.content_type = std::string(kJsonType);
+  } else {
+    message.SerializeToString(&body);
+    response.content_type = std::string(kProtobufType);
+  }
+  response.body = std::make_shared<const std::string>(std::move(body));
+  return response;
+}
+
+// google.rpc.Status with the message (gRPC codes: 3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED).
+http::Response Refuse(int status, const std::string& message, Encoding encoding) {
+  pb::Status rpc;
+  rpc.set_code(status == 429 || status == 413 ? 8 : 3);
+  rpc.set_message(message);
+  return Encode(status, rpc, encoding);
+}
+
+}  // namespace
+
+Receiver::Receiver(ReceiverOptions options, Store& store, Clock clock, WallClock wall)
+    : options_(std::move(options)),
+      store_(store),
+      clock_(clock ? std::move(clock) : Clock(SteadySeconds)),
+      wall_(wall ? std::move(wall) : WallClock(UnixSeconds)) {}
+
+void Receiver::Register(http::Server& server) {
+  server.HandlePost(
+      std::string(kMetricsPath), [this](const http::Request& r) { return Handle(r); },
+      options_.max_body_bytes);
+}
+
+bool Receiver::Admit(uint64_t points, double* retry_after) {
+  std::lock_guard lock(bucket_mu_);
+  const double now = clock_();
+  const double rate = options_.max_points_per_second;
+  if (refilled_at_ < 0) {
+    tokens_ = rate;
+  } else {
+    tokens_ = std::min(rate, tokens_ + (now - refilled_at_) * rate);
+  }
+  refilled_at_ = now;
+  // A request larger than one second's budget still passes once the bucket is full; the
+  // debt it leaves holds the next ones back.
+  if (tokens_ <= 0 || (tokens_ < static_cast<double>(points) && tokens_ < rate)) {
+    *retry_after = std::max(1.0, std::ceil((std::min<double>(points, rate) - tokens_) / rate));
+    return false;
+  }
+  tokens_ -= static_cast<double>(points);
+  return true;
+}
+
+http::Response Receiver::Handle(const http::Request& request) {
+  const std::optional<Encoding> encoding = EncodingOf(request.content_type);
+  const Encoding answer = encoding.value_or(Encoding::kProtobuf);
+  auto refuse = [&](int status, const std::string& message) {
+    store_.CountRequest(status);
+    return Refuse(status, message, answer);
+  };
+  if (request.body_too_large) {
+    return refuse(413, "the request body is larger than the receiver's limit of " +
+                           std::to_string(options_.max_body_bytes) +
+                           " bytes (otlp-max-request-bytes); send smaller batches");
+  }
+  if (!encoding) {
+    return refuse(415, "unsupported Content-Type '" + std::string(request.content_type) +
+                           "': send application/x-protobuf or application/json");
+  }
+  std::string bytes;
+  if (auto failure =
+          DecodeContent(request.body, request.content_encoding, options_.max_body_bytes, &bytes)) {
+    return refuse(failure->status, failure->message);
+  }
+  pb::ExportMetricsServiceRequest message;
+  if (auto failure = ParseRequest(bytes, *encoding, &message)) {
+    return refuse(failure->status, failure->message);
+  }
+  const uint64_t points = CountPoints(message);
+  double retry_after = 1;
+  if (points > 0 && !Admit(points, &retry_after)) {
+    http::Response response =
+        refuse(429, "over the receiver's limit of " +
+                        std::to_string(std::llround(options_.max_points_per_second)) +
+                        " points per second (otlp-max-points-per-second); retry later");
+    response.headers.emplace_back("Retry-After", std::to_string(std::llround(retry_after)));
+    return response;
+  }
+  const IngestResult result = store_.Ingest(ToBatch(message, options_.conventions), wall_());
+  store_.CountRequest(200);
+  pb::ExportMetricsServiceResponse reply;
+  if (result.rejected > 0) {
+    pb::ExportMetricsPartialSuccess* partial = reply.mutable_partial_success();
+    partial->set_rejected_data_points(static_cast<int64_t>(result.rejected));
+    partial->set_error_message(std::to_string(result.rejected) + " of " + std::to_string(points) +
+                               " data points rejected: " + result.problem);
+  }
+  return Encode(200, reply, answer);
+}
+
+}  // namespace gpuscope::otlp

@@ -1,0 +1,67 @@
+// The kpi_regression finding: a KPI's recent mean against its earlier level, with the GPU
+// findings that coincide, or none.
+#include <gtest/gtest.h>
+
+#include "otlp/regression.h"
+
+namespace gpuscope::otlp {
+namespace {
+
+KpiReading Step(int rank, double count, double sum) {
+  return {Kpi::kStepDuration, "gpuscope_app_step_duration_seconds", rank, "trainer", count, sum};
+}
+
+// Ten steps a second on GPUs 2 and 3: 0.2 s each for `slow_from` seconds, then `slow` s.
+RegressionTracker Steps(double slow, double slow_from, double until) {
+  RegressionTracker tracker({.recent_s = 10, .baseline_s = 60, .min_change = 0.2, .min_count = 5});
+  double count = 0, sum = 0;
+  for (double t = 0; t <= until; t += 1) {
+    count += 10;
+    sum += 10 * (t < slow_from ? 0.2 : slow);
+    tracker.Update({Step(2, count, sum), Step(3, count, sum)}, t);
+  }
+  return tracker;
+}
+
+TEST(RegressionTest, ASlowerStepNamesTheKpiTheChangeAndTheCoincidingGpuFinding) {
+  RegressionTracker tracker = Steps(0.26, 51, 60);
+  std::vector<std::vector<std::string>> causes(4);
+  causes[2] = {"thermal_throttle"};
+  std::vector<KpiFinding> found = tracker.Evaluate(60, causes);
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_EQ(found[0].rank, 2);
+  EXPECT_TRUE(found[0].regressed);
+  EXPECT_NEAR(found[0].change, 0.3, 1e-9);
+  EXPECT_EQ(found[0].verdict,
+            "kpi_regression: step_duration of trainer rose 30% (200 ms -> 260 ms, last 10 s "
+            "against the 50 s before); coincides with thermal_throttle on this GPU");
+  EXPECT_EQ(found[1].rank, 3);
+  EXPECT_TRUE(found[1].regressed);
+  EXPECT_NE(found[1].verdict.find("no GPU cause found"), std::string::npos) << found[1].verdict;
+  std::vector<prom::Family> families = RegressionTracker::Families(found);
+  ASSERT_EQ(families.size(), 2u);
+  EXPECT_EQ(families[0].name, "gpuscope_kpi_regression_active");
+  EXPECT_EQ(families[0].samples[0].labels,
+            (prom::Labels{
+                {"kpi", "step_duration"}, {"workload", "trainer"}, {"cause", "thermal_throttle"}}));
+  EXPECT_EQ(families[0].samples[1].labels.back().second, "none");
+}
+
+TEST(RegressionTest, SmallChangesAndShortHistoriesAreNoRegression) {
+  std::vector<KpiFinding> small = Steps(0.22, 51, 60).Evaluate(60, {});
+  ASSERT_EQ(small.size(), 2u);
+  EXPECT_FALSE(small[0].regressed);  // +10%
+  EXPECT_NE(small[0].verdict.find("within its usual range"), std::string::npos);
+  // 15 s of history: the baseline (5 s) is shorter than the recent span (10 s).
+  EXPECT_TRUE(Steps(0.4, 10, 15).Evaluate(15, {}).empty());
+}
+
+TEST(RegressionTest, ACounterResetRestartsTheHistory) {
+  RegressionTracker tracker({.recent_s = 10, .baseline_s = 60, .min_change = 0.2, .min_count = 5});
+  for (double t = 0; t <= 30; t += 1) tracker.Update({Step(0, 10 * (t + 1), 2 * (t + 1))}, t);
+  tracker.Update({Step(0, 10, 5)}, 31);  // the app restarted
+  EXPECT_TRUE(tracker.Evaluate(31, {}).empty());
+}
+
+}  // namespace
+}  // namespace gpuscope::otlp

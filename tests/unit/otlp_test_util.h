@@ -1,0 +1,67 @@
+// Builders of OTLP requests for the receiver's tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "otlp/otlp_metrics.pb.h"
+
+namespace gpuscope::otlp::testing {
+
+inline void Attr(google::protobuf::RepeatedPtrField<pb::KeyValue>* out, const std::string& key,
+                 const std::string& value) {
+  pb::KeyValue* kv = out->Add();
+  kv->set_key(key);
+  kv->mutable_value()->set_string_value(value);
+}
+
+// One resource with the given attributes and one scope; returns the scope's metric list.
+inline pb::ScopeMetrics* AddResource(
+    pb::ExportMetricsServiceRequest& request,
+    const std::vector<std::pair<std::string, std::string>>& attrs) {
+  pb::ResourceMetrics* rm = request.add_resource_metrics();
+  for (const auto& [k, v] : attrs) Attr(rm->mutable_resource()->mutable_attributes(), k, v);
+  return rm->add_scope_metrics();
+}
+
+inline void AddGauge(pb::ScopeMetrics* scope, const std::string& name, double value) {
+  pb::Metric* m = scope->add_metrics();
+  m->set_name(name);
+  m->mutable_gauge()->add_data_points()->set_as_double(value);
+}
+
+inline void AddCounter(pb::ScopeMetrics* scope, const std::string& name, int64_t value,
+                       bool delta = false) {
+  pb::Metric* m = scope->add_metrics();
+  m->set_name(name);
+  pb::Sum* sum = m->mutable_sum();
+  sum->set_is_monotonic(true);
+  sum->set_aggregation_temporality(delta ? pb::AGGREGATION_TEMPORALITY_DELTA
+                                         : pb::AGGREGATION_TEMPORALITY_CUMULATIVE);
+  sum->add_data_points()->set_as_int(value);
+}
+
+inline pb::HistogramDataPoint* AddHistogram(pb::ScopeMetrics* scope, const std::string& name,
+                                            const std::string& unit,
+                                            const std::vector<double>& bounds,
+                                            const std::vector<uint64_t>& counts, double sum,
+                                            bool delta = false) {
+  pb::Metric* m = scope->add_metrics();
+  m->set_name(name);
+  m->set_unit(unit);
+  pb::Histogram* h = m->mutable_histogram();
+  h->set_aggregation_temporality(delta ? pb::AGGREGATION_TEMPORALITY_DELTA
+                                       : pb::AGGREGATION_TEMPORALITY_CUMULATIVE);
+  pb::HistogramDataPoint* dp = h->add_data_points();
+  uint64_t count = 0;
+  for (double b : bounds) dp->add_explicit_bounds(b);
+  for (uint64_t c : counts) {
+    dp->add_bucket_counts(c);
+    count += c;
+  }
+  dp->set_count(count);
+  dp->set_sum(sum);
+  return dp;
+}
+
+}  // namespace gpuscope::otlp::testing
