@@ -50,3 +50,12 @@ if [ ! -f "$web/node_modules/.package-lock.json" ] ||
   echo "setup: npm ci in web/"
   (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
 fi
+
+# The OpenTelemetry JS SDK of the application-KPI test apps (tests/integration/otel_app,
+# test_otlp_apps.py), from its own package-lock.json into its git-ignored node_modules.
+otel_app="$(cd "$(dirname "$0")/.." && pwd)/tests/integration/otel_app"
+if [ ! -f "$otel_app/node_modules/.package-lock.json" ] ||
+   [ "$otel_app/package-lock.json" -nt "$otel_app/node_modules/.package-lock.json" ]; then
+  echo "setup: npm ci in tests/integration/otel_app/"
+  (cd "$otel_app" && npm ci --no-audit --no-fund --loglevel=error)
+fi
