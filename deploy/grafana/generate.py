@@ -30,6 +30,33 @@ SW = S + ',gpu_instance=""'
 J = S + ',training_job!=""'
 GPU_LEGEND = "{{instance}} GPU {{gpu}}"
 RI = "$__rate_interval"
+# Application KPIs received over OTLP (docs/app-kpis.md) carry instance and gpu, not the job.
+AS = 'instance=~"$instance",gpu=~"$gpu",gpu!=""'
+KPI_LEGEND = "{{workload}} on {{instance}} GPU {{gpu}}"
+
+
+def kpi_panels(kpi_title, rule, kpi):
+    """A KPI's p50/p99 beside the clock and throttling of the same GPUs, and its regressions."""
+    return [
+        timeseries(f"{kpi_title} per GPU (application, OTLP)", [
+            (f"gpu:{rule}:p50_5m{{{AS}}}", "p50 " + KPI_LEGEND),
+            (f"gpu:{rule}:p99_5m{{{AS}}}", "p99 " + KPI_LEGEND)], "s",
+                   "From the application's own histogram, attributed to the GPUs it runs on "
+                   "(recording rules of app-kpis.yml). The panel to the right shows whether "
+                   "those GPUs were throttled meanwhile."),
+        timeseries("Clock and throttling of the GPUs with KPIs", [
+            (f"DCGM_FI_DEV_SM_CLOCK{{instance=~\"$instance\",gpu=~\"$gpu\"}} and on (instance, gpu) "
+             f"group by (instance, gpu) (gpu:{rule}:p50_5m{{{AS}}})", "SM MHz " + GPU_LEGEND),
+            (f'gpuscope_bottleneck{{instance=~"$instance",gpu=~"$gpu",kind=~"thermal_throttle|power_cap"}} '
+             f'* 1000 > 0', "{{kind}} " + GPU_LEGEND)], "short",
+                   "SM clock (MHz) of the GPUs that report the KPI, and 1000 while the "
+                   "diagnosis finds thermal or power throttling there."),
+        table("KPI regressions and their GPU cause", [
+            (f'gpuscope_kpi_regression_active{{instance=~"$instance",gpu=~"$gpu",kpi="{kpi}"}} == 1',
+             "")], "short", "kpi_regression: the KPI is 20% or more worse than its earlier "
+              "level; cause lists the GPU findings on the same GPU, none when no GPU cause "
+              "was found (look at the application)."),
+    ]
 
 
 def target(expr, legend="", instant=False, ref=None):
@@ -383,6 +410,9 @@ def training():
         timeseries("Activity of the job's GPUs", [
             (f"gpuscope:gpu_activity:ratio_rate2m{{{J}}}", "{{training_job}} {{instance}} GPU {{gpu}}")],
                    "percentunit", lo=0, hi=1, h=12),
+        *kpi_panels("Step time", "gpuscope_app_step_duration_seconds", "step_duration"),
+        timeseries("Samples per second (application, OTLP)", [
+            (f"rate(gpuscope_app_samples_total{{{AS}}}[{RI}])", KPI_LEGEND)], "short"),
         table("Stragglers: activity against the job median", [
             (f"bottomk(10, gpuscope:gpu_activity_vs_job_median:ratio{{{J}}})", "")],
               "percentunit", "The 10 lowest GPUs of the selected jobs; under 70% for 10 "
@@ -428,6 +458,12 @@ def inference():
                    "From the application's inference_request_duration_seconds histogram, "
                    "per GPU that served (docs/dashboards.md)."),
         timeseries("p99 latency", [(quantile(0.99), GPU_LEGEND)], "s"),
+        *kpi_panels("Request duration", "gpuscope_app_request_duration_seconds",
+                    "request_duration"),
+        timeseries("Time to first token per GPU (application, OTLP)", [
+            (f"gpu:gpuscope_app_time_to_first_token_seconds:p95_5m{{{AS}}}", "p95 " + KPI_LEGEND),
+            (f"gpu:gpuscope_app_time_to_first_token_seconds:p99_5m{{{AS}}}", "p99 " + KPI_LEGEND)],
+                   "s"),
         timeseries("Utilization of serving GPUs", [
             (f"rate(gpuscope_gpu_busy_seconds_total{{{S}}}[{RI}]) and on (uuid) {serving}",
              GPU_LEGEND)], "percentunit", "GPUs the application reports latency for.",
