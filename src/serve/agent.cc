@@ -70,6 +70,9 @@ std::vector<prom::Family> Agent::AppFamilies(const Snapshot& snapshot,
                                              const std::vector<analysis::GpuDiagnosis>& diagnoses) {
   const double now = clock_();
   std::vector<prom::Family> out = otlp_store_->Families(snapshot, now);
+  if (!otlp_server_) {  // no receiver: no gpuscope_otlp_* self-metrics
+    std::erase_if(out, [](const prom::Family& f) { return f.name.starts_with("gpuscope_otlp_"); });
+  }
   kpi_tracker_.Update(otlp_store_->Readings(), now);
   // The GPU findings that can explain a KPI: everything but the healthy and idle states.
   std::vector<std::vector<std::string>> causes(snapshot.gpus.size());
