@@ -181,7 +181,7 @@ def main():
     try:
         with Serve(["--simulate", scenario, "-c", "500", "--otlp-max-request-bytes", "262144",
                     "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
-                    "--kpi-regression-window", "8s"],
+                    "--kpi-regression-window", "8s", "--profile", "full"],
                    env={"GPUSCOPE_SIM_CONTROL": control, "GPUSCOPE_SIM_TIME_SCALE": "4"}) as serve:
             otlp = "http://127.0.0.1:%d" % otlp_port
             check_malformed(otlp, serve)
