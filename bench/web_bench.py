@@ -64,7 +64,8 @@ def main():
     out["first_draw_runs_ms"] = [round(r["first_draw_ms"]) for r in runs]
     out["first_data_ms"] = statistics.median(r["first_data_ms"] for r in runs)
     out["load_average"] = os.getloadavg()[0]
-    for key in ("page_weight_bytes", "first_data_bytes", "cards", "points_per_gpu", "assets"):
+    for key in ("page_weight_bytes", "page_wire_bytes", "first_data_bytes",
+                "first_data_wire_bytes", "cards", "points_per_gpu", "assets"):
         out[key] = runs[0][key]
     with Serve(["--simulate", "training-8xh100"]) as s:
         s.wait_healthy()

@@ -4,18 +4,26 @@
 #include <string>
 #include <utility>
 
+#include "http/gzip.h"
 #include "web/assets.h"
 #include "web/params.h"
 
 namespace gpuscope::serve {
 namespace {
 
-http::Response Json(int status, std::string body) {
+// Bodies this small are sent as they are: gzip would save little.
+constexpr std::size_t kGzipMinBytes = 1024;
+
+http::Response Json(const http::Request& request, std::string body) {
   http::Response response;
-  response.status = status;
   response.content_type = "application/json";
-  response.body = std::make_shared<const std::string>(std::move(body));
   response.headers.emplace_back("Cache-Control", "no-store");
+  response.headers.emplace_back("Vary", "Accept-Encoding");
+  if (body.size() >= kGzipMinBytes && http::AcceptsGzip(request.accept_encoding)) {
+    body = http::Gzip(body);
+    response.headers.emplace_back("Content-Encoding", "gzip");
+  }
+  response.body = std::make_shared<const std::string>(std::move(body));
   return response;
 }
 
@@ -47,11 +55,18 @@ constexpr const char* kPolicy =
 // may be cached for long. The page itself is revalidated every time.
 void HandleAsset(http::Server& server, std::string path, const web::Asset& asset) {
   const bool page = asset.path.ends_with(".html");
-  auto body = std::make_shared<const std::string>(asset.data);  // one copy, shared by responses
-  server.Handle(std::move(path), [&asset, page, body](const http::Request&) {
+  // Compressed once here; each response shares one of the two copies.
+  auto plain = std::make_shared<const std::string>(asset.data);
+  auto gzipped = std::make_shared<const std::string>(http::Gzip(asset.data));
+  server.Handle(std::move(path), [&asset, page, plain, gzipped](const http::Request& request) {
     http::Response response;
     response.content_type = std::string(asset.content_type);
-    response.body = body;
+    response.body = plain;
+    if (http::AcceptsGzip(request.accept_encoding)) {
+      response.body = gzipped;
+      response.headers.emplace_back("Content-Encoding", "gzip");
+    }
+    response.headers.emplace_back("Vary", "Accept-Encoding");
     response.headers.emplace_back("Cache-Control", page ? "no-cache" : "max-age=86400");
     response.headers.emplace_back("X-Content-Type-Options", "nosniff");
     // The page loads only its own files and talks only to this agent.
@@ -77,20 +92,20 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     Status params = web::CheckParameters(request, {});
     if (!params.ok()) return Error(params);
     std::optional<web::View> view = CurrentView(exporter, kpis);
-    return view ? Json(200, web::GpusJson(*view, *info)) : NotYet();
+    return view ? Json(request, web::GpusJson(*view, *info)) : NotYet();
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
     SnapshotPtr snapshot = exporter.Latest();
     if (!snapshot) return NotYet();
     Result<web::WindowQuery> query = web::ParseWindowQuery(request, *snapshot);
     if (!query.ok()) return Error(query.status());
-    return Json(200, web::WindowJson(window, *snapshot, *query, *info));
+    return Json(request, web::WindowJson(window, *snapshot, *query, *info));
   });
   server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
     std::optional<web::View> view = CurrentView(exporter, nullptr);
     if (!view) return NotYet();
     Result<std::string> body = web::HealthBody(request, *view);
-    return body.ok() ? Json(200, std::move(*body)) : Error(body.status());
+    return body.ok() ? Json(request, std::move(*body)) : Error(body.status());
   });
   server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
     std::optional<web::View> view = CurrentView(exporter, nullptr);
@@ -99,7 +114,7 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     Result<std::string> body = web::DiagnosisBody(request, *view, &text);
     if (!body.ok()) return Error(body.status());
     if (text) return http::Response::Text(200, std::move(*body));
-    return Json(200, std::move(*body));
+    return Json(request, std::move(*body));
   });
 }
 

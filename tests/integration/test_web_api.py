@@ -8,6 +8,7 @@
   tests/golden/api/mixed-node-*.json (the agent version is masked);
 - the API reads the exporter's snapshot: the temperatures and power in
   /api/v1/gpus equal those of /metrics;
+- with Accept-Encoding: gzip, the API and the page's files come compressed;
 - bad parameters answer 400 with a message naming the parameter; the API
   answers only GET/HEAD, and JSON with Content-Type application/json.
 
@@ -17,11 +18,13 @@ Regenerate the golden files (after an intended change) with
 and review the diff.
 """
 import difflib
+import gzip
 import json
 import os
 import re
 import sys
 import time
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import SOURCE_DIR, Serve, check, run_script  # noqa: E402
@@ -66,6 +69,7 @@ def fetch_all():
             check(headers["Content-Type"].startswith(want), "%s: %s" % (query, headers))
             out[name] = normalize(name, body)
         check_same_snapshot(s, json.loads(s.get("/api/v1/gpus")[2]))
+        check_gzip(s)
         check_bad_parameters(s)
     return out
 
@@ -92,6 +96,20 @@ def check_same_snapshot(s, gpus):
               "GPU %d temperature: /metrics %s, API %s" % (d["gpu"], m and m.group(1),
                                                              d["values"]["gpu_temp"]))
     check(len(gpus["devices"]) == 11, "mixed-node has 8 GPUs and 3 MIG instances")
+
+
+def check_gzip(s):
+    """With Accept-Encoding: gzip the API and the assets come compressed, and
+    decompress to what is served plain."""
+    for path in ("/api/v1/gpus", "/ui/uPlot.min.js", "/"):
+        req = urllib.request.Request(s.base + path, headers={"Accept-Encoding": "gzip"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            check(r.headers.get("Content-Encoding") == "gzip", "%s: %s" % (path, r.headers))
+            body = gzip.decompress(r.read()).decode()
+        plain = s.get(path)[2]
+        if path == "/api/v1/gpus":  # the cycle count may have moved on between the two
+            body, plain = (re.sub(r'"sequence":\d+', "", x) for x in (body, plain))
+        check(body == plain, "%s: gzipped body differs from the plain one" % path)
 
 
 def check_bad_parameters(s):

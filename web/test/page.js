@@ -224,10 +224,12 @@ async function runScreenshot(browser) {
 // Page weight (bytes of every response of the load) and time to first draw.
 async function runBench(browser) {
   const { page, errors } = await openPage(browser);
-  const sizes = {};
+  const sizes = {}, wire = {};
   page.on("response", async (resp) => {
+    const where = new URL(resp.url()).pathname;
+    wire[where] = Number(resp.headers()["content-length"] || 0);
     try {
-      sizes[new URL(resp.url()).pathname] = (await resp.buffer()).length;
+      sizes[where] = (await resp.buffer()).length;
     } catch (e) { /* redirects have no body */ }
   });
   await page.goto(cfg.url + "/", { waitUntil: "load" });
@@ -240,12 +242,16 @@ async function runBench(browser) {
   const weight = assets.reduce((a, [, n]) => a + n, 0);
   const data = Object.entries(sizes).filter(([p]) => p.startsWith("/api/"))
     .reduce((a, [, n]) => a + n, 0);
+  const sum = (filter) => Object.entries(wire).filter(([p]) => filter(p))
+    .reduce((a, [, n]) => a + n, 0);
   check(errors.length === 0, "page errors: " + errors.join("; "));
   if (cfg.hold_seconds) {  // the benchmark measures the agent's CPU meanwhile
     console.error("HOLD");
     await new Promise((r) => setTimeout(r, 1000 * cfg.hold_seconds));
   }
-  return { first_draw_ms: first, first_data_ms: dataMs, page_weight_bytes: weight, first_data_bytes: data, cards,
+  return { first_draw_ms: first, first_data_ms: dataMs, page_weight_bytes: weight,
+           page_wire_bytes: sum((p) => !p.startsWith("/api/")),
+           first_data_wire_bytes: sum((p) => p.startsWith("/api/")), first_data_bytes: data, cards,
            points_per_gpu: points, assets: Object.fromEntries(assets) };
 }
 
