@@ -67,8 +67,14 @@ format-check:
 bench: setup build
 	scripts/bench.sh $(RELEASE)
 
+# A self-contained copy (dist/gpuscope: the binary, its libraries in lib/, the
+# simulator) for hosts that install nothing; scripts/real_gpu_check.sh runs it
+# beside nvidia-smi on a GPU machine (docs/compatibility.md).
+dist: build
+	scripts/dist.sh $(RELEASE) dist/gpuscope
+
 clean:
-	rm -rf build
+	rm -rf build dist
 
 # The README's picture of the web page (docs/api.md), from the simulator.
 screenshot: $(RELEASE)/CMakeCache.txt

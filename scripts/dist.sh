@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A self-contained copy of the agent for a machine that installs nothing
+# (a GPU host, the device check): dist/gpuscope/gpuscope with the shared
+# libraries it needs beside it in lib/ (found through the binary's $ORIGIN/lib
+# rpath), and the simulator with its scenarios in sim/. glibc itself stays the
+# host's: the host needs a glibc at least as new as the build machine's.
+#
+#   scripts/dist.sh [BUILD_DIR] [OUT_DIR]     (defaults: build/release dist/gpuscope)
+set -euo pipefail
+build=${1:-build/release}
+out=${2:-dist/gpuscope}
+bin="$build/gpuscope"
+[ -x "$bin" ] || { echo "dist: $bin is missing: build first (make build)" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out/lib" "$out/sim"
+cp "$bin" "$out/"
+strip --strip-debug "$out/gpuscope"
+# Every resolved dependency except glibc's own libraries and the loader.
+ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+  grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[^/]*)\.so' |
+  while read -r lib; do cp -L "$lib" "$out/lib/"; done
+strip --strip-debug "$out"/lib/*.so* 2>/dev/null || true
+cp -L "$build"/sim/libnvidia-ml.so.1 "$out/sim/"
+cp -r "$build/sim/scenarios" "$out/sim/"
+# Check that the copy resolves every library from itself or glibc.
+if LD_LIBRARY_PATH= ldd "$out/gpuscope" | grep -q 'not found'; then
+  ldd "$out/gpuscope" | grep 'not found' >&2
+  exit 1
+fi
+echo "dist: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"
