@@ -132,7 +132,8 @@ Status Agent::Start() {
   RegisterEndpoints(*server_, *exporter_);
   RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
                        {GPUSCOPE_VERSION, options_.source, MetricSetName(options_.render.metrics),
-                        options_.sampler.fast_interval_s, options_.sampler.window_span_s});
+                        options_.sampler.fast_interval_s, options_.sampler.window_span_s,
+                        options_.render.process_names});
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   sampler_->Start();

@@ -32,14 +32,27 @@ http::Response Error(const Status& status) {
   return http::Response::Text(code, status.message() + "\n");
 }
 
-// The published cycle, or nullopt before the first one.
-std::optional<web::View> CurrentView(const Exporter& exporter, const KpiSource& kpis) {
+// The published cycle, or nullopt before the first one. Process names stay
+// on the host unless the agent runs with --process-names.
+std::optional<web::View> CurrentView(const Exporter& exporter, const KpiSource& kpis,
+                                     bool process_names) {
   web::View view;
   view.snapshot = exporter.Latest();
   if (!view.snapshot) return std::nullopt;
   view.health = exporter.LatestHealth();
   view.diagnoses = exporter.LatestDiagnoses();
   if (kpis) view.kpis = kpis();
+  if (!process_names) {
+    auto forget_names = [](std::vector<ProcessHolding>& processes) {
+      for (ProcessHolding& p : processes) p.name.clear();
+    };
+    if (view.health) {
+      auto health = std::make_shared<health::HealthReport>(*view.health);
+      for (health::GpuHealth& g : health->gpus) forget_names(g.processes);
+      view.health = std::move(health);
+    }
+    for (analysis::GpuDiagnosis& d : view.diagnoses) forget_names(d.processes);
+  }
   return view;
 }
 
@@ -91,7 +104,7 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
   server.Handle("/api/v1/gpus", [&exporter, info, kpis](const http::Request& request) {
     Status params = web::CheckParameters(request, {});
     if (!params.ok()) return Error(params);
-    std::optional<web::View> view = CurrentView(exporter, kpis);
+    std::optional<web::View> view = CurrentView(exporter, kpis, info->process_names);
     return view ? Json(request, web::GpusJson(*view, *info)) : NotYet();
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
@@ -101,14 +114,14 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     if (!query.ok()) return Error(query.status());
     return Json(request, web::WindowJson(window, *snapshot, *query, *info));
   });
-  server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter, nullptr);
+  server.Handle("/api/v1/health", [&exporter, info](const http::Request& request) {
+    std::optional<web::View> view = CurrentView(exporter, nullptr, info->process_names);
     if (!view) return NotYet();
     Result<std::string> body = web::HealthBody(request, *view);
     return body.ok() ? Json(request, std::move(*body)) : Error(body.status());
   });
-  server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter, nullptr);
+  server.Handle("/api/v1/diagnosis", [&exporter, info](const http::Request& request) {
+    std::optional<web::View> view = CurrentView(exporter, nullptr, info->process_names);
     if (!view) return NotYet();
     bool text = false;
     Result<std::string> body = web::DiagnosisBody(request, *view, &text);

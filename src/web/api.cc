@@ -39,10 +39,11 @@ json Values(const GpuSample& sample) {
   return values;
 }
 
-json Processes(const GpuSample& sample) {
+// Names only with --process-names (AgentInfo::process_names).
+json Processes(const GpuSample& sample, bool names) {
   json out = json::array();
   for (const ProcessInfo& p : sample.processes) {
-    json j = {{"pid", p.pid}, {"name", p.name}};
+    json j = {{"pid", p.pid}, {"name", names ? p.name : ""}};
     if (p.used_memory_bytes) j["used_memory_bytes"] = *p.used_memory_bytes;
     if (p.gpu_instance_id) j["gpu_instance_id"] = *p.gpu_instance_id;
     out.push_back(std::move(j));
@@ -81,7 +82,7 @@ void AddBottleneck(const analysis::GpuDiagnosis* diagnosis, json& device) {
   }
 }
 
-json Device(const View& view, std::size_t slot) {
+json Device(const View& view, std::size_t slot, bool process_names) {
   const Snapshot& s = *view.snapshot;
   const GpuInfo& info = s.gpus[slot];
   const GpuSample& sample = s.samples[slot];
@@ -101,7 +102,7 @@ json Device(const View& view, std::size_t slot) {
                 {"uuid", info.mig_uuid}};
   }
   d["holders"] = s.attribution ? json(s.attribution->Of(info)) : json::array();
-  d["processes"] = Processes(sample);
+  d["processes"] = Processes(sample, process_names);
   d["values"] = Values(sample);
   d["health"] = HealthOf(view.health.get(), info.index);
   const analysis::GpuDiagnosis* diagnosis = nullptr;
@@ -210,7 +211,7 @@ std::string GpusJson(const View& view, const AgentInfo& agent) {
   const Snapshot& s = *view.snapshot;
   json devices = json::array();
   for (std::size_t slot = 0; slot < s.gpus.size() && slot < s.samples.size(); ++slot) {
-    devices.push_back(Device(view, slot));
+    devices.push_back(Device(view, slot, agent.process_names));
   }
   json out = {
       {"hostname", s.system.hostname},

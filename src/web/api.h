@@ -40,6 +40,9 @@ struct AgentInfo {
   std::string metrics;  // "both", "dcgm", "native"
   double interval_seconds = 1;
   double window_seconds = 600;
+  // --process-names: process names may leave the host. Without it the health
+  // and diagnosis answers keep each process's pid and holder, not its name.
+  bool process_names = false;
 };
 
 // One application KPI of one device: the totals of a histogram (count and sum

@@ -71,7 +71,29 @@ def fetch_all():
         check_same_snapshot(s, json.loads(s.get("/api/v1/gpus")[2]))
         check_gzip(s)
         check_bad_parameters(s)
+        check(process_names(s) == set(), "process names served without --process-names")
     return out
+
+
+def process_names(s):
+    """Every process name the API serves (gpus, health, diagnosis)."""
+    names = set()
+    for path, devices in (("/api/v1/gpus", "devices"), ("/api/v1/health", "gpus"),
+                          ("/api/v1/diagnosis", "gpus")):
+        doc = json.loads(s.get(path)[2])
+        for d in doc.get(devices, []):
+            names.update(p["name"] for p in d.get("processes", []) if p.get("name"))
+    return names
+
+
+def check_process_names_opt_in():
+    """Names leave the host only with --process-names (privacy)."""
+    with Serve(["--simulate", "mixed-node", "-c", "100", "--process-names"],
+               env={"GPUSCOPE_SIM_FROZEN_TIME": "120"}) as s:
+        s.wait_healthy()
+        time.sleep(1.0)
+        names = process_names(s)
+        check({"python3", "vllm"} <= names, "with --process-names: %s" % sorted(names))
 
 
 def normalize(name, body):
@@ -120,6 +142,7 @@ def check_bad_parameters(s):
 
 
 def main():
+    check_process_names_opt_in()
     first, second = fetch_all(), fetch_all()
     update = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
     for name in QUERIES:

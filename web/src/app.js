@@ -45,7 +45,7 @@
                        .filter(Boolean);
     if (h.length) return h.join(", ");
     if (d.processes.length) {
-      return d.processes.map((p) => p.name + (p.used_memory_bytes != null
+      return d.processes.map((p) => (p.name || "pid " + p.pid) + (p.used_memory_bytes != null
                                               ? " (" + gib(p.used_memory_bytes) + " GiB)" : ""))
                         .join(", ");
     }
