@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -50,7 +51,8 @@ inline std::string AllCountersCsv() {
   for (const MetricDef& def : kCatalog) {
     if (def.dcgm.name.empty()) continue;
     csv += std::string(def.dcgm.name);
-    csv += def.dcgm.type == MetricType::kCounter ? ", counter, \"" : ", gauge, \"";
+    // No space before an opening quote: dcgm-exporter's CSV reader refuses it.
+    csv += def.dcgm.type == MetricType::kCounter ? ", counter,\"" : ", gauge,\"";
     for (char c : def.help) csv += c == '"' ? std::string("\"\"") : std::string(1, c);
     csv += "\"\n";
   }
@@ -59,7 +61,10 @@ inline std::string AllCountersCsv() {
 
 inline prom::CounterSet AllCounters() {
   auto parsed = prom::ParseCounters(AllCountersCsv(), "all-counters.csv");
-  if (!parsed.ok()) std::abort();
+  if (!parsed.ok()) {
+    std::fprintf(stderr, "%s\n", parsed.status().message().c_str());
+    std::abort();
+  }
   return *parsed;
 }
 

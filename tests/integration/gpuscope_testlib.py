@@ -14,8 +14,8 @@ calls need(), which ends it as skipped: exit SKIP_RC, which ctest reports as
 "Skipped" (every integration test has SKIP_RETURN_CODE set in CMakeLists.txt),
 printing "SKIPPED: <reason>". A skip never passes: under CI=true, a missing
 thing that scripts/setup.sh installs (or CI lays out: ../shared) fails instead.
-Plain scripts end with `sys.exit(run_script(main))`, unittest ones with
-`unittest_main()`.
+Plain scripts end with `run_script(main)`, unittest ones with
+`unittest_main()`; both exit with the test's status.
 
 Agents started here are checked when they stop: a non-zero exit status or a
 sanitizer report (ASan, LSan, UBSan, TSan) on stderr fails the test.
@@ -89,16 +89,18 @@ def need_shared_data(name):
 
 
 def run_script(main):
-    """Runs a plain test script's main(): its return value is the exit status;
-    a skip (need()) exits SKIP_RC, an AssertionError exits 1."""
+    """Runs a plain test script's main() and exits: with its return value, or
+    SKIP_RC for a skip (need()), or 1 for an AssertionError. Exiting here
+    means no script can drop the status (two did, and could not fail)."""
     try:
-        return main() or 0
+        status = main() or 0
     except unittest.SkipTest as e:
         print("SKIPPED: %s" % e)
-        return SKIP_RC
+        status = SKIP_RC
     except AssertionError as e:
         print("FAIL: %s" % e)
-        return 1
+        status = 1
+    sys.exit(status)
 
 
 def unittest_main():

@@ -159,12 +159,13 @@ def main():
         cri = FakeCri(os.path.join(work, "cri.sock"), [
             ("b" * 64, "inf", "api-b2c4d", "srv"), ("c" * 64, "inf", "web-x2kq9", "srv")])
         cri.start()
+        # The options the CLI commands share with serve (serve also takes -k).
         common = ["--simulate", scenario, "--kubernetes", "--pod-resources-kubelet-socket",
                   kubelet.socket_path, "--container-runtime-socket", cri.socket_path,
                   "--proc-root", proc, "--process-names"]
-        args = common[:1] + common[1:] + ["--process-series", "2", "--slow-interval", "1s",
-                                          "--attribution-refresh", "500ms", "-c", "200"]
-        args = [a if a != "--kubernetes" else "-k" for a in args]
+        # --profile full: the MIG check reads the native GPM ratios.
+        args = common + ["--process-series", "2", "--slow-interval", "1s",
+                         "--attribution-refresh", "500ms", "-c", "200", "--profile", "full"]
         with Serve(args) as agent:
             body = wait_body(agent, lambda b: "gpuscope_gpu_info" in b, "first scrape")
             info = series(body, "gpuscope_gpu_info")

@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (PROMETHEUS, RULES_DIR, SOURCE_DIR, Prometheus, Serve,  # noqa: E402
                               check, free_port, need, need_tool, run_script, scrape_config,
                               wait_until)
+import test_fleet  # noqa: E402 (the rule and dashboard walkers)
 
 APP_DIR = os.path.join(SOURCE_DIR, "tests", "integration", "otel_app")
 RULES = os.path.join(RULES_DIR, "app-kpis.yml")
@@ -165,6 +166,35 @@ def check_thermal(prom, control):
           prom.query('gpuscope_kpi_regression_active{kpi="request_duration"}'))
 
 
+def check_kpi_queries(prom):
+    """Every selector of the KPI rules, and every query of the KPI panels of
+    the dashboards (test_fleet leaves both to this test), returns data."""
+    failures, total = [], 0
+    for path, name, rule in test_fleet.rule_expressions():
+        if path != test_fleet.KPI_RULES:
+            continue
+        for metric, matchers in test_fleet.selectors(rule["expr"]):
+            total += 1
+            if not prom.query("count(%s%s)" % (metric, matchers)):
+                failures.append("%s: %s: selector %s%s returns no data" % (path, name, metric,
+                                                                          matchers))
+    for dashboard, _, panels in test_fleet.dashboard_queries():
+        for panel in filter(test_fleet.is_kpi_panel, panels):
+            for target in panel["targets"]:
+                total += 1
+                expr = test_fleet.substitute(target["expr"])
+                # "active == 1" has data only while that KPI regresses (here the
+                # step time only): its series must exist all the same.
+                if expr.endswith("== 1") and "step_duration" not in expr:
+                    expr = expr[:-len("== 1")]
+                if not prom.query(expr):
+                    failures.append("%s: '%s' returned no data: %s" % (
+                        dashboard, panel["title"], target["expr"]))
+    check(not failures, "\n".join(failures))
+    check(total > 20, "only %d KPI queries found" % total)
+    print("%d KPI rule selectors and panel queries return data" % total)
+
+
 def main():
     need_tool(PROMETHEUS, "prometheus")
     need(shutil.which("node") is not None, "node (nodejs) is not installed")
@@ -195,6 +225,7 @@ def main():
             check_labels(prom)
             check_p99(prom)
             check_thermal(prom, control)
+            check_kpi_queries(prom)
     except BaseException:
         for _, log in apps:
             log.flush()

@@ -74,4 +74,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(run_script(main))
+    run_script(main)
