@@ -210,14 +210,18 @@ def attribution_details(r):
         return (a or {}).get("error", "Not run.") + "\n"
     t = Table("agent", "body KiB", "requests/s", "p50 ms", "p90 ms", "p99 ms", "p99 ms per round",
               "server CPU s", "server RSS MB")
-    for name in ("off", "on"):
-        v = a.get(name, {})
+    for name in ("off", "static", "on"):
+        v = a.get(name)
+        if v is None:
+            continue
         t.add(f"attribution {name}", (v.get("body_bytes") or 0) / 1024, v.get("rps"),
               v.get("p50_ms"), v.get("p90_ms"), v.get("p99_ms"),
               ", ".join(fmt(x) for x in v.get("p99_ms_each", [])), v.get("server_cpu_s"),
               (v.get("server_rss_kib") or 0) * 1024 / MB)
     return (t.text() + f"\nMedians of {a.get('rounds')} alternating rounds of {a.get('seconds')} s "
-            f"(wrk -t2 -c32); the kubelet answered {a.get('kubelet_calls')} List calls meanwhile.\n")
+            f"(wrk -t2 -c32); the kubelet answered {a.get('kubelet_calls')} List calls meanwhile. "
+            "on: refreshed every second; static: the same labels refreshed once an hour (on "
+            "against static is the refresh's effect, static against off the larger body's).\n")
 
 
 def micro_details(r):

@@ -438,8 +438,9 @@ def stage_attribution(b, smoke):
     """/metrics latency with attribution on against off, 8 GPUs: a fake kubelet
     (tests/integration/fake_kubelet.py) answering 110 pods, every GPU granted,
     GPU 0 time-sliced by 4 pods, refreshed every second (so scrapes run while
-    the mapping refreshes), and a Slurm mapping directory. Off and on runs
-    alternate, three rounds each; the medians are reported."""
+    the mapping refreshes), and a Slurm mapping directory; a third agent has
+    the same labels refreshed once an hour. The three alternate, three rounds
+    each; the medians are reported."""
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                     "integration"))
     try:
@@ -466,22 +467,30 @@ def stage_attribution(b, smoke):
     for i in range(4, 8):
         with open(os.path.join(jobs, str(i)), "w") as f:
             f.write(f"{4200 + i}\n")
-    port = free_port()
-    on = b.start("attr-on", b.gpuscope_argv(8, port) + [
-        "-k", "--pod-resources-kubelet-socket", kubelet.socket_path, "--hpc-job-mapping-dir",
-        jobs, "--attribution-refresh", "1s"])
-    on.port = port
-    wait_serving(on, port)
-    deadline = time.monotonic() + 30
-    while b"pod=\"trainer-" not in http_get(port)[1] and time.monotonic() < deadline:
-        time.sleep(0.1)
-    runs = {"off": [], "on": []}
+
+    def attributed(name, refresh):
+        port = free_port()
+        proc = b.start(name, b.gpuscope_argv(8, port) + [
+            "-k", "--pod-resources-kubelet-socket", kubelet.socket_path, "--hpc-job-mapping-dir",
+            jobs, "--attribution-refresh", refresh])
+        proc.port = port
+        wait_serving(proc, port)
+        deadline = time.monotonic() + 30
+        while b"pod=\"trainer-" not in http_get(port)[1] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return proc
+
+    # "static": the same labels, fetched once (refresh 1 h), so that "on"
+    # against "static" is the refresh's own effect and "static" against
+    # "off" the cost of the larger body.
+    on, static = attributed("attr-on", "1s"), attributed("attr-static", "1h")
+    runs = {"off": [], "static": [], "on": []}
     try:
-        for proc in (off, on):
+        for proc in (off, static, on):
             if not smoke:
                 run_wrk(proc, 2)  # warm-up
         for _ in range(rounds):
-            for name, proc in (("off", off), ("on", on)):
+            for name, proc in (("off", off), ("static", static), ("on", on)):
                 result = run_wrk(proc, seconds)
                 result["body_bytes"] = len(http_get(proc.port)[1])
                 runs[name].append(result)
