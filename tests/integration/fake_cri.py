@@ -6,12 +6,7 @@ API's field numbers, like fake_kubelet.py.
 Containers are given as (id, namespace, pod, container); the kubelet's labels
 (io.kubernetes.pod.*) are added as a kubelet-created container has them.
 """
-import os
-from concurrent import futures
-
-import grpc
-
-from fake_kubelet import _field
+from fake_kubelet import UnaryUnixServer, _field
 
 
 def encode_containers(containers):
@@ -27,30 +22,7 @@ def encode_containers(containers):
     return body
 
 
-class FakeCri:
+class FakeCri(UnaryUnixServer):
     def __init__(self, socket_path, containers=()):
-        self.socket_path = socket_path
-        self.answer = encode_containers(containers)
-        self.calls = 0
-        self.server = None
-
-    def _list(self, request, context):
-        self.calls += 1
-        return self.answer
-
-    def start(self):
-        handler = grpc.method_handlers_generic_handler("runtime.v1.RuntimeService", {
-            "ListContainers": grpc.unary_unary_rpc_method_handler(
-                self._list, request_deserializer=lambda b: b,
-                response_serializer=lambda b: b)})
-        self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
-        self.server.add_generic_rpc_handlers((handler,))
-        self.server.add_insecure_port("unix:" + self.socket_path)
-        self.server.start()
-
-    def stop(self):
-        if self.server:
-            self.server.stop(0).wait()
-            self.server = None
-        if os.path.exists(self.socket_path):
-            os.unlink(self.socket_path)
+        super().__init__(socket_path, "runtime.v1.RuntimeService", "ListContainers",
+                         encode_containers(containers))

@@ -43,27 +43,28 @@ def encode_pods(pods):
     return body
 
 
-class FakeKubelet:
-    def __init__(self, socket_path, pods=()):
+class UnaryUnixServer:
+    """One unary gRPC method answering self.answer (bytes, encoded by hand)
+    on a unix socket; stop() removes the socket file as a dying server does."""
+
+    def __init__(self, socket_path, service, method, answer, options=()):
         self.socket_path = socket_path
-        self.answer = encode_pods(pods)
+        self.service, self.method, self.options = service, method, list(options)
+        self.answer = answer
         self.calls = 0
         self.server = None
 
-    def set_pods(self, pods):
-        self.answer = encode_pods(pods)
-
-    def _list(self, request, context):
+    def _answer(self, request, context):
         self.calls += 1
         return self.answer
 
     def start(self):
-        handler = grpc.method_handlers_generic_handler("v1.PodResourcesLister", {
-            "List": grpc.unary_unary_rpc_method_handler(
-                self._list, request_deserializer=lambda b: b,
+        handler = grpc.method_handlers_generic_handler(self.service, {
+            self.method: grpc.unary_unary_rpc_method_handler(
+                self._answer, request_deserializer=lambda b: b,
                 response_serializer=lambda b: b)})
         self.server = grpc.server(futures.ThreadPoolExecutor(max_workers=2),
-                                  options=[("grpc.max_send_message_length", -1)])
+                                  options=self.options)
         self.server.add_generic_rpc_handlers((handler,))
         self.server.add_insecure_port("unix:" + self.socket_path)
         self.server.start()
@@ -74,3 +75,12 @@ class FakeKubelet:
             self.server = None
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
+
+
+class FakeKubelet(UnaryUnixServer):
+    def __init__(self, socket_path, pods=()):
+        super().__init__(socket_path, "v1.PodResourcesLister", "List", encode_pods(pods),
+                         options=[("grpc.max_send_message_length", -1)])
+
+    def set_pods(self, pods):
+        self.answer = encode_pods(pods)

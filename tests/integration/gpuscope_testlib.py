@@ -273,6 +273,20 @@ class Serve:
             time.sleep(0.1)
         raise AssertionError("never healthy: %s %s\n%s" % (status, body, self.output()))
 
+    def wait_metrics(self, predicate, what, timeout=30):
+        """The first /metrics body (answered 200) for which predicate(body)
+        holds, polled every 0.2 s; AssertionError with the last body's and the
+        agent's tails after timeout s."""
+        deadline = time.time() + timeout
+        body = ""
+        while time.time() < deadline:
+            status, _, body = self.get("/metrics")
+            if status == 200 and predicate(body):
+                return body
+            time.sleep(0.2)
+        raise AssertionError("%s: not within %ss\n%s\n%s" % (what, timeout, body[-1500:],
+                                                             self.output()[-1500:]))
+
     def stop(self, sig=signal.SIGTERM, timeout=10, expect_code=0):
         """Stops the agent (if still running) and fails unless it exited with
         expect_code (None: any) and printed no sanitizer report."""

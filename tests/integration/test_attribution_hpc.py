@@ -13,21 +13,11 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import Serve, check, run, run_script  # noqa: E402
 
 
-def wait_until(agent, predicate, what, timeout=30):
-    deadline = time.time() + timeout
-    body = ""
-    while time.time() < deadline:
-        status, _, body = agent.get("/metrics")
-        if status == 200 and predicate(body):
-            return body
-        time.sleep(0.2)
-    raise AssertionError("%s: not within %ss\n%s" % (what, timeout, agent.output()[-2000:]))
 
 
 def lines(body, prefix):
@@ -43,7 +33,7 @@ def check_cgroup_jobs():
             f.write("0::/system.slice/slurmstepd.scope/job_777/step_0/user/task_0\n")
         with Serve(["--simulate", "training-8xh100", "--proc-root", proc,
                     "--slow-interval", "1s", "--attribution-refresh", "500ms"]) as agent:
-            body = wait_until(agent, lambda b: 'hpc_job="777"' in b, "job from a cgroup")
+            body = agent.wait_metrics(lambda b: 'hpc_job="777"' in b, "job from a cgroup")
             util = [l for l in lines(body, "DCGM_FI_DEV_GPU_UTIL{") if 'hpc_job="777"' in l]
             check(len(util) == 1 and util[0].startswith('DCGM_FI_DEV_GPU_UTIL{gpu="3"'),
                   "only GPU 3 runs job 777: %s" % util)
@@ -82,10 +72,10 @@ def main():
         with Serve(["--simulate", "training-8xh100", "--hpc-job-mapping-dir", jobs,
                     "--attribution-refresh", "500ms"]) as agent:
             agent.wait_healthy()
-            wait_until(agent, lambda b: 'gpuscope_attribution_up{source="hpc"} 1' in b, "hpc up")
+            agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="hpc"} 1' in b, "hpc up")
             with open(os.path.join(jobs, "2"), "w") as f:
                 f.write("4242\n")
-            body = wait_until(agent, lambda b: 'hpc_job="4242"' in b, "the prolog's job")
+            body = agent.wait_metrics(lambda b: 'hpc_job="4242"' in b, "the prolog's job")
             util = lines(body, 'DCGM_FI_DEV_GPU_UTIL{gpu="2"')
             check(len(util) == 1 and 'hpc_job="4242"}' in util[0], "GPU 2: %s" % util)
             busy = lines(body, 'gpuscope_gpu_busy_seconds_total{gpu="2"')
@@ -96,13 +86,13 @@ def main():
 
             with open(os.path.join(jobs, "2"), "a") as f:
                 f.write("4243\n")
-            body = wait_until(agent, lambda b: 'hpc_job="4243"' in b, "a second job")
+            body = agent.wait_metrics(lambda b: 'hpc_job="4243"' in b, "a second job")
             check(len(lines(body, 'DCGM_FI_DEV_GPU_UTIL{gpu="2"')) == 2, "one series per job")
 
             os.unlink(os.path.join(jobs, "2"))  # the epilog
-            wait_until(agent, lambda b: "hpc_job=" not in b, "labels gone after the epilog")
+            agent.wait_metrics(lambda b: "hpc_job=" not in b, "labels gone after the epilog")
             shutil.rmtree(jobs)
-            body = wait_until(agent, lambda b: 'gpuscope_attribution_up{source="hpc"} 0' in b,
+            body = agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="hpc"} 0' in b,
                               "hpc down without its directory")
             check(len(lines(body, "DCGM_FI_DEV_GPU_UTIL{")) == 8, "metrics go on")
     finally:

@@ -52,14 +52,6 @@ def metrics(agent):
     return body
 
 
-def wait_until(agent, predicate, what, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        body = metrics(agent)
-        if predicate(body):
-            return body
-        time.sleep(0.2)
-    raise AssertionError("%s: not within %ss\n%s" % (what, timeout, agent.output()[-2000:]))
 
 
 def devices(body):
@@ -170,18 +162,18 @@ def main():
 
         kubelet.set_pods(pods(gpus, migs))
         kubelet.start()
-        body = wait_until(agent, lambda b: 'gpuscope_attribution_up{source="kubelet"} 1' in b
+        body = agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="kubelet"} 1' in b
                           and 'pod="slice-b-0"' in b, "labels after the kubelet came up")
         check_labels(body, gpus, migs)
         check_promql_join(workdir, agent)
 
         # The kubelet restarts; while it is gone the labels go, then follow its new answer.
         kubelet.stop()
-        wait_until(agent, lambda b: 'gpuscope_attribution_up{source="kubelet"} 0' in b
+        agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="kubelet"} 0' in b
                    and 'pod="' not in b, "labels gone while the kubelet is down")
         kubelet.set_pods([("ml", "next-q7x4z", "main", "nvidia.com/gpu", [gpus["3"]])])
         kubelet.start()
-        body = wait_until(agent, lambda b: 'pod="next-q7x4z"' in b, "labels after a restart")
+        body = agent.wait_metrics(lambda b: 'pod="next-q7x4z"' in b, "labels after a restart")
         check('pod="trainer-7d9f8c6b4-x2kq9"' not in body, "old pods are gone")
 
         # A thousand pods with long names, three of them on GPUs (most pods of a
@@ -191,7 +183,7 @@ def main():
                  [gpus[str(i % 3)] if i >= 997 else "nic%d" % i]) for i in range(1000)]
         check(len(encode_pods(many)) > 4 * 1024 * 1024, "the answer is over 4 MiB")
         kubelet.set_pods(many)
-        body = wait_until(agent, lambda b: 'pod="pod-999-' in b, "1,000-pod answer", timeout=60)
+        body = agent.wait_metrics(lambda b: 'pod="pod-999-' in b, "1,000-pod answer", timeout=60)
         check('pod="pod-996-' not in body, "pods without GPUs label nothing")
         kubelet.stop()
     print("attribution: kubelet labels, restart, join and 4 MiB answer OK")

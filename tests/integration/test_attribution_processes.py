@@ -17,7 +17,6 @@ import re
 import shutil
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import Serve, check, need, run, run_script  # noqa: E402
@@ -73,16 +72,6 @@ def write_proc(root):
             f.write(text)
 
 
-def wait_body(agent, predicate, what, timeout=40):
-    deadline = time.time() + timeout
-    body = ""
-    while time.time() < deadline:
-        status, _, body = agent.get("/metrics")
-        if status == 200 and predicate(body):
-            return body
-        time.sleep(0.2)
-    raise AssertionError("%s: not within %ss\n%s\n%s" % (what, timeout, body[-1500:],
-                                                         agent.output()[-1500:]))
 
 
 def check_metrics(body, mig_gi):
@@ -125,7 +114,8 @@ def check_mig_activity(agent, mig_gi):
     def instances(body):
         return {l.get("gpu_instance"): v for l, v in series(body, "gpuscope_sm_active_ratio")
                 if l["gpu"] == "2" and "gpu_instance" in l}
-    body = wait_body(agent, lambda b: len(instances(b)) == 2, "GPM on both MIG instances")
+    body = agent.wait_metrics(lambda b: len(instances(b)) == 2, "GPM on both MIG instances",
+                               timeout=40)
     sm = instances(body)
     idle = [gi for gi in sm if gi != mig_gi][0]
     check(sm[mig_gi] > 0.5 and sm[idle] == 0,
@@ -167,7 +157,7 @@ def main():
         args = common + ["--process-series", "2", "--slow-interval", "1s",
                          "--attribution-refresh", "500ms", "-c", "200", "--profile", "full"]
         with Serve(args) as agent:
-            body = wait_body(agent, lambda b: "gpuscope_gpu_info" in b, "first scrape")
+            body = agent.wait_metrics(lambda b: "gpuscope_gpu_info" in b, "first scrape")
             info = series(body, "gpuscope_gpu_info")
             gpus = {l["gpu"]: l["uuid"] for l, _ in info if "gpu_instance" not in l}
             migs = sorted((l["gpu_instance"], l["uuid"], l["mig_profile"]) for l, _ in info
@@ -178,7 +168,7 @@ def main():
                 ("inf", "web-x2kq9", "srv", "nvidia.com/gpu", [gpus["1"] + "::0"]),
                 ("inf", "api-b2c4d", "srv", "nvidia.com/gpu", [gpus["1"] + "::1"]),
                 ("ml", "slice-a-0", "c", "nvidia.com/mig-3g.40gb", [big[1]])])
-            body = wait_body(agent, lambda b: 'pod="slice-a-0",container="c",workload="slice-a"'
+            body = agent.wait_metrics(lambda b: 'pod="slice-a-0",container="c",workload="slice-a"'
                              ',pid="5200"' in b and 'pid="5101"' in b, "process labels")
             check_metrics(body, big[0])
             check_mig_activity(agent, big[0])

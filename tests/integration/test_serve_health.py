@@ -27,15 +27,6 @@ def value(text, pattern):
     return float(m.group(1)) if m else None
 
 
-def wait_metrics(s, predicate, what, timeout=20):
-    deadline = time.time() + timeout
-    text = ""
-    while time.time() < deadline:
-        text = s.get("/metrics")[2]
-        if predicate(text):
-            return text
-        time.sleep(0.2)
-    raise AssertionError("timed out waiting for %s:\n%s" % (what, text[-3000:]))
 
 
 def test_xids(d):
@@ -45,7 +36,7 @@ def test_xids(d):
                 "DCGM_EXP_XID_ERRORS_COUNT, gauge, XID errors in the window.\n")
     with Serve(["--simulate", os.path.join(SCENARIOS, "xid-94-95.yaml"), "-c", "200",
                 "-f", counters, "-x", "60000"], env={"GPUSCOPE_SIM_TIME_SCALE": "20"}) as s:
-        text = wait_metrics(s, lambda t: 'xid="95"' in t and 'xid="94"' in t, "XIDs")
+        text = s.wait_metrics(lambda t: 'xid="95"' in t and 'xid="94"' in t, "XIDs", timeout=20)
         check(value(text, r'DCGM_FI_DEV_XID_ERRORS\{gpu="1".*?\}') == 94, "last XID gpu 1")
         check(value(text, r'DCGM_FI_DEV_XID_ERRORS\{gpu="2".*?\}') == 95, "last XID gpu 2")
         check(value(text, r'DCGM_FI_DEV_XID_ERRORS\{gpu="0".*?\}') == 0, "no XID gpu 0")
@@ -74,7 +65,8 @@ def test_all_lost(d):
             status, _, body = s.get("/health")
             time.sleep(0.2)
         check(status == 503 and "all 8 GPUs are lost" in body, "health %s %r" % (status, body))
-        text = wait_metrics(s, lambda t: 'gpuscope_collector_up{gpu="7"} 0' in t, "collector down")
+        text = s.wait_metrics(lambda t: 'gpuscope_collector_up{gpu="7"} 0' in t, "collector down",
+                              timeout=20)
         check('gpuscope_gpu_lost{gpu="0",' in text, "gpu_lost family")
         with open(control, "a") as f:
             f.write("clear all lost\n")
