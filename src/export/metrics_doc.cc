@@ -220,13 +220,14 @@ Generated from the metric catalog (`src/collect/catalog_rows.h`) and the family 
 **Profiles** (`--profile`, default `lean`). The lean profile exports what the shipped dashboards,
 alert and recording rules read, at most 60 series per H100 with the default counters file: the
 "lean profile" column says, per native row, whether it is exported `always`, `when non-zero`
-(the first cycle its value is not 0, and from then on until the agent restarts, so a series is
-created once and never flaps), `without GPM` (only on a GPU without GPM DRAM activity, for which
+(the first cycle its value is not 0, or for a counter the first cycle it has grown since the
+agent started, since NVML's counters hold the board's history; from then on until the agent
+restarts, so a series is created once and never flaps), `without GPM` (only on a GPU without GPM DRAM activity, for which
 it stands in) or only in the `full` profile. In the lean profile
 `gpuscope_gpu_health` and `gpuscope_bottleneck`/`gpuscope_bottleneck_confidence` are exported
 when non-zero in the same way (a check that never warned, a kind never found, has no series),
 `gpuscope_nvlink_link_active` and `gpuscope_nvlink_link_errors_total` only for links that were
-down or counted an error (`--nvlink-per-link`: every link), and
+down or counted an error since the agent started (`--nvlink-per-link`: every link), and
 `gpuscope_gpu_last_sample_timestamp_seconds` not at all. `--profile full` exports every series.
 Why, and what it costs a fleet: docs/scaling.md. The dcgm-exporter families are the same in both.
 

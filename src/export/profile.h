@@ -5,14 +5,15 @@
 // (docs/scaling.md says why each choice):
 //   - catalog rows: LeanPolicy below. kAlways rows as in `full`; kSparse rows
 //     (error counters, throttle reasons, pending/failure flags) only once their
-//     value has been non-zero; kFullOnly rows not at all;
+//     value has been non-zero, counters once they have grown since the agent
+//     started (NVML's run since the driver loaded); kFullOnly rows not at all;
 //   - extra families by their Family::detail: sparse ones (health verdicts,
 //     collector staleness, bottleneck confidence, the idle-held and waste
 //     counters) a series only once its value has been non-zero; full-only ones
 //     (the 0/1 gpuscope_bottleneck: confidence > 0 says the same) not at all;
-//   - per-link NVLink series only for links with a non-zero error counter or
-//     a link that is down (or all, with --nvlink-per-link); the per-GPU totals
-//     (gpuscope_nvlink_errors_total) always;
+//   - per-link NVLink series only for links whose error counters have grown
+//     since the agent started, or that are down (or all, with --nvlink-per-link); the per-GPU
+//     totals (gpuscope_nvlink_errors_total) always;
 //   - gpuscope_gpu_last_sample_timestamp_seconds only in `full`.
 // A sparse series, once shown, stays until the agent restarts, so each is
 // created at most once and never flaps. `full` exports everything, as before.

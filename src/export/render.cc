@@ -193,19 +193,30 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
 
 namespace {
 
-// Whether a sparse row has a series: once its value was non-zero.
-bool ShowRow(const PlannedFamily::Row& row, const GpuSample& sample,
-             std::bitset<kMetricCount>& shown) {
+// Whether a sparse row has a series: once its value was non-zero, or for a
+// counter once it grew past the first value seen.
+bool ShowRow(const PlannedFamily::Row& row, bool counter, const GpuSample& sample,
+             Renderer::Sparse::Rows& seen) {
   if (row.no_gpm) return !sample.Has(Metric::kDramActive);
   if (!row.sparse) return true;
-  if (sample.Get(row.metric) != 0) shown.set(Index(row.metric));
-  return shown.test(Index(row.metric));
+  const std::size_t i = Index(row.metric);
+  const double value = sample.Get(row.metric);
+  if (!counter) {
+    if (value != 0) seen.shown.set(i);
+  } else if (!seen.started.test(i)) {
+    seen.started.set(i);
+    seen.start[i] = value;
+  } else if (value != seen.start[i]) {
+    seen.shown.set(i);
+  }
+  return seen.shown.test(i);
 }
 
 // Catalog families: per GPU in order, per row; lost GPUs have no series.
 void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::string>>& prefixes,
                 const std::vector<uint32_t>& order, const Snapshot& snapshot,
-                std::vector<std::bitset<kMetricCount>>* shown, std::string& out) {
+                std::vector<Renderer::Sparse::Rows>* shown, std::string& out) {
+  const bool counter = family.type == FamilyType::kCounter;
   for (uint32_t slot : order) {
     if (slot >= snapshot.samples.size()) continue;
     const GpuSample& sample = snapshot.samples[slot];
@@ -213,7 +224,7 @@ void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::
     for (const std::string& prefix : prefixes[slot]) {
       for (const PlannedFamily::Row& row : family.rows) {
         if (!sample.Has(row.metric)) continue;
-        if (shown && !ShowRow(row, sample, (*shown)[slot])) continue;
+        if (shown && !ShowRow(row, counter, sample, (*shown)[slot])) continue;
         AppendSeries(out, family.name, prefix, row.fixed_labels,
                      Convert(sample.Get(row.metric), row.scale), row.integer, row.xid_labels);
       }
@@ -305,14 +316,20 @@ void AppendLinkSeries(std::string& out, std::string_view name, std::string_view 
 }
 
 // Lean profile: a link has per-link series once it was down or counted an
-// error (links numbered 64 and up always have them).
-bool ShowLink(const NvLinkLink& link, uint64_t& shown) {
+// error since the agent started (links numbered 64 and up always have them).
+bool ShowLink(const NvLinkLink& link, Renderer::Sparse::Links& seen) {
   if (link.link >= 64) return true;
   const uint64_t bit = uint64_t{1} << link.link;
-  bool errors = false;
-  for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) errors |= LinkErrors(link, t) > 0u;
-  if (!link.active || errors) shown |= bit;
-  return (shown & bit) != 0;
+  uint64_t errors = 0;
+  for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) {
+    errors += LinkErrors(link, t).value_or(0);
+  }
+  if (!(seen.started & bit)) {
+    seen.started |= bit;
+    seen.start[link.link] = errors;
+  }
+  if (!link.active || errors != seen.start[link.link]) seen.shown |= bit;
+  return (seen.shown & bit) != 0;
 }
 
 }  // namespace

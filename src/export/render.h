@@ -101,10 +101,11 @@ class Renderer {
 
   const RenderOptions& options() const { return options_; }
 
+  struct Sparse;  // lean profile's memory of shown series (render_internal.h)
+
  private:
   struct Plan;
   struct Cache;
-  struct Sparse;
   class Writer;
 
   void RenderAll(const Snapshot& snapshot, std::span<const Family> extra, Writer& writer);

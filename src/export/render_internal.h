@@ -21,7 +21,7 @@ struct PlannedFamily {
     Scale scale = Scale::kIdentity;
     bool integer = false;
     std::string_view fixed_labels;  // already escaped: pipe="tensor"
-    bool sparse = false;            // lean profile: only once non-zero
+    bool sparse = false;            // lean profile: only once non-zero (counters: grown)
     bool no_gpm = false;            // lean profile: only without GPM DRAM activity
     bool xid_labels = false;        // DCGM_FI_DEV_XID_ERRORS: err_code, err_msg
   };
@@ -42,11 +42,21 @@ struct Renderer::Plan {
 
 // What the lean profile has shown of its sparse series, per slot of
 // Snapshot::gpus; kept across cache rebuilds (an attribution refresh must not
-// hide a series that was shown).
+// hide a series that was shown). Counters run since the driver loaded, so a
+// sparse counter shows once it has grown past its first value seen here, not
+// once it is non-zero: a board's lifetime history alone adds no series.
 struct Renderer::Sparse {
-  std::vector<std::bitset<kMetricCount>> rows;  // catalog rows
-  std::vector<uint64_t> links;                  // NVLink links, by link number (< 64)
-  std::unordered_set<std::string> extra;        // family, slot, labels
+  struct Rows {
+    std::bitset<kMetricCount> shown, started;
+    std::array<double, kMetricCount> start{};  // counters: first value seen
+  };
+  struct Links {
+    uint64_t shown = 0, started = 0;   // by link number (< 64)
+    std::array<uint64_t, 64> start{};  // first error total seen
+  };
+  std::vector<Rows> rows;                 // catalog rows
+  std::vector<Links> links;               // NVLink links
+  std::unordered_set<std::string> extra;  // family, slot, labels
 
   void Fit(std::size_t slots) {
     if (rows.size() < slots) rows.resize(slots), links.resize(slots);

@@ -35,13 +35,14 @@ def series_per_gpu(text):
 
 
 def check_series_budget():
+    """Counted once the diagnosis has run (its first verdicts come after 30 s
+    of window), so that its series count too; both profiles at once."""
     counts = {}
-    for profile in ("lean", "full"):
-        with Serve(["--simulate", "training-8xh100", "-c", "200", "--profile", profile]) as s:
-            s.wait_healthy()
-            time.sleep(1.0)  # a few cycles: GPM and integrals present
-            status, _, text = s.get("/metrics")
-            check(status == 200, status)
+    with Serve(["--simulate", "training-8xh100", "-c", "200", "--profile", "lean"]) as lean, \
+            Serve(["--simulate", "training-8xh100", "-c", "200", "--profile", "full"]) as full:
+        for profile, s in (("lean", lean), ("full", full)):
+            text = s.wait_metrics(lambda t: "gpuscope_bottleneck_confidence{" in t,
+                                  "%s: the first diagnosis" % profile, timeout=90)
             counts[profile] = series_per_gpu(text)
             check(len(counts[profile]) == GPUS, "%s: gpus %s" % (profile, counts[profile]))
             if profile == "full":

@@ -56,7 +56,9 @@ TEST(RenderAttribution, DcgmLabelsInDcgmExporterOrder) {
 TEST(RenderAttribution, NativeLabelsOnEveryPerGpuFamily) {
   Snapshot snapshot = FullSnapshot(3);
   snapshot.attribution = ThreeTenants(snapshot);
-  Renderer renderer(RenderOptions{});
+  RenderOptions every_series;  // per-link NVLink series of a first render included
+  every_series.profile = Profile::kFull;
+  Renderer renderer(every_series);
   Family extra{"gpuscope_test_extra",
                "help",
                FamilyType::kGauge,

@@ -103,6 +103,26 @@ TEST(Profile, PerLinkNvLinkOnlyForErroredOrDownLinks) {
   EXPECT_EQ(Count(body, "gpuscope_nvlink_link_errors_total{"), 18u * 4);
 }
 
+// Counters run since the driver loaded: a board's lifetime history alone must
+// not add series (it would break the budget on every real H100), growth must.
+TEST(Profile, SparseCountersShowOnceGrownSinceTheAgentStarted) {
+  Renderer renderer(Lean());
+  Snapshot snapshot = QuietSnapshot();
+  snapshot.samples[0].Set(Metric::kEccDbeVolatile, 7);
+  for (auto& link : snapshot.samples[0].nvlink) link.crc_flit = 1234;
+  std::string body = *renderer.Render(snapshot).text;
+  body = *renderer.Render(snapshot).text;
+  EXPECT_FALSE(Has(body, "gpuscope_ecc_errors_total{")) << "history alone";
+  EXPECT_FALSE(Has(body, "gpuscope_nvlink_link_errors_total{")) << "history alone";
+  snapshot.samples[0].Set(Metric::kEccDbeVolatile, 8);
+  snapshot.samples[0].nvlink[5].crc_flit = 1235;
+  body = *renderer.Render(snapshot).text;
+  EXPECT_EQ(Count(body, "gpuscope_ecc_errors_total{"), 1u);
+  EXPECT_TRUE(Has(body, "} 8\n"));
+  EXPECT_EQ(Count(body, "gpuscope_nvlink_link_errors_total{"), 4u) << "link 5 only";
+  EXPECT_TRUE(Has(body, "link=\"5\",type=\"crc_flit\"} 1235\n"));
+}
+
 TEST(Profile, SparseFamilyShowsSamplesOnceNonZero) {
   Family health{"gpuscope_gpu_health",
                 "Verdict.",
