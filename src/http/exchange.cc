@@ -199,54 +199,57 @@ void Server::Daemon::OnCompleted(void* cls, MHD_Connection* connection, void** c
 }
 
 // Answers that do not depend on the route: a malformed request, a refused client certificate,
-// missing or wrong credentials. nullopt: go on (or wait, when a check is pending).
-std::optional<Response> Server::Daemon::Screen(MHD_Connection* connection, std::string_view url,
-                                               std::string_view version, Exchange& exchange,
-                                               const Config& current) {
-  if (exchange.bad_uri) return BadRequest("NUL in the request target");
+// missing or wrong credentials; or a wait while the password is checked.
+Server::Daemon::Screening Server::Daemon::Screen(MHD_Connection* connection, std::string_view url,
+                                                 std::string_view version, Exchange& exchange,
+                                                 const Config& current) {
+  if (exchange.bad_uri) return {BadRequest("NUL in the request target")};
   if (version == MHD_HTTP_VERSION_1_1 &&
       MHD_lookup_connection_value(connection, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST) == nullptr) {
-    return BadRequest("HTTP/1.1 needs a Host header");
+    return {BadRequest("HTTP/1.1 needs a Host header")};
   }
   if (config->tls) {
     std::string problem = CheckClientCertificate(TlsSession(connection), config->tls->client_auth);
-    if (!problem.empty()) return Response::Text(403, "Forbidden: " + problem + "\n");
+    if (!problem.empty()) return {Response::Text(403, "Forbidden: " + problem + "\n")};
   }
   auto route = server->routes_.find(std::string(url));
   bool is_public = route != server->routes_.end() && route->second.access == Access::kPublic;
-  if (!current.auth->enabled() || is_public) return std::nullopt;
+  if (!current.auth->enabled() || is_public) return {};
   return Authenticate(connection, exchange, current);
 }
 
-std::optional<Response> Server::Daemon::Authenticate(MHD_Connection* connection, Exchange& exchange,
-                                                     const Config& current) {
+// The caller learns that it must wait from the return value, never from exchange.auth: a fast
+// worker may already have written its verdict (kFailed too) before this returns.
+Server::Daemon::Screening Server::Daemon::Authenticate(MHD_Connection* connection,
+                                                       Exchange& exchange, const Config& current) {
   switch (exchange.auth.load()) {
     case Exchange::Auth::kPassed:
+      return {};
     case Exchange::Auth::kPending:
-      return std::nullopt;
+      return {.suspended = true};
     case Exchange::Auth::kFailed:
-      return Unauthorized();
+      return {Unauthorized()};
     case Exchange::Auth::kUnchecked:
       break;
   }
   std::optional<Credentials> credentials = HeaderCredentials(connection);
-  if (!credentials) return Unauthorized();
+  if (!credentials) return {Unauthorized()};
   if (current.auth->Cached(*credentials)) {
     exchange.auth = Exchange::Auth::kPassed;
-    return std::nullopt;
+    return {};
   }
   std::string client = ClientAddress(connection);
   std::chrono::seconds wait{1};
   if (!server->failures_->TryAcquire(client, FailureLimiter::Clock::now(), &wait)) {
-    return RetryLater(429, "Too Many Requests: too many failed logins\n", wait);
+    return {RetryLater(429, "Too Many Requests: too many failed logins\n", wait)};
   }
   if (!server->verifier_->Reserve()) {
     server->failures_->Succeeded(client);  // not checked: give the token back
-    return RetryLater(503, "Service Unavailable: too many logins at once\n",
-                      std::chrono::seconds(1));
+    return {
+        RetryLater(503, "Service Unavailable: too many logins at once\n", std::chrono::seconds(1))};
   }
   StartVerification(connection, exchange, current.auth, std::move(*credentials), std::move(client));
-  return std::nullopt;
+  return {.suspended = true};
 }
 
 // Suspends the connection while a worker runs bcrypt; the worker resumes it with the verdict,
@@ -365,10 +368,9 @@ MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const
     }
   }
   if (!exchange->screened) {
-    std::optional<Response> screened =
-        daemon->Screen(connection, url, version, *exchange, *current);
-    if (screened) return Send(connection, std::move(*screened), current->web);
-    if (exchange->auth == Exchange::Auth::kPending) {  // suspended
+    Daemon::Screening screening = daemon->Screen(connection, url, version, *exchange, *current);
+    if (screening.answer) return Send(connection, std::move(*screening.answer), current->web);
+    if (screening.suspended) {
       // On a POST's head call the call after the resume is still before the body.
       exchange->head_pending = first;
       return MHD_YES;

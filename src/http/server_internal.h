@@ -52,11 +52,15 @@ struct Server::Daemon {
   static void* OnUri(void* cls, const char* uri, MHD_Connection* connection);
   static void OnCompleted(void* cls, MHD_Connection* connection, void** con_cls,
                           MHD_RequestTerminationCode code);
-  std::optional<Response> Screen(MHD_Connection* connection, std::string_view url,
-                                 std::string_view version, Exchange& exchange,
-                                 const Config& current);
-  std::optional<Response> Authenticate(MHD_Connection* connection, Exchange& exchange,
-                                       const Config& current);
+  // What screening decided: answer now, wait (the connection is suspended
+  // while a worker checks the password), or go on to the route.
+  struct Screening {
+    std::optional<Response> answer;
+    bool suspended = false;
+  };
+  Screening Screen(MHD_Connection* connection, std::string_view url, std::string_view version,
+                   Exchange& exchange, const Config& current);
+  Screening Authenticate(MHD_Connection* connection, Exchange& exchange, const Config& current);
   void StartVerification(MHD_Connection* connection, Exchange& exchange,
                          std::shared_ptr<const BasicAuth> auth, Credentials credentials,
                          std::string client);
