@@ -47,8 +47,9 @@ def kpi_panels(kpi_title, rule, kpi):
         timeseries("Clock and throttling of the GPUs with KPIs", [
             (f"DCGM_FI_DEV_SM_CLOCK{{instance=~\"$instance\",gpu=~\"$gpu\"}} and on (instance, gpu) "
              f"group by (instance, gpu) (gpu:{rule}:p50_5m{{{AS}}})", "SM MHz " + GPU_LEGEND),
-            (f'gpuscope_bottleneck{{instance=~"$instance",gpu=~"$gpu",kind=~"thermal_throttle|power_cap"}} '
-             f'* 1000 > 0', "{{kind}} " + GPU_LEGEND)], "short",
+            (f'1000 * (gpuscope_bottleneck_confidence{{instance=~"$instance",gpu=~"$gpu",'
+             f'kind=~"thermal_throttle|power_cap"}} > bool 0) > 0', "{{kind}} " + GPU_LEGEND)],
+                   "short",
                    "SM clock (MHz) of the GPUs that report the KPI, and 1000 while the "
                    "diagnosis finds thermal or power throttling there."),
         table("KPI regressions and their GPU cause", [
