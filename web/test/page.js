@@ -17,12 +17,22 @@ function check(cond, message) {
   if (!cond) throw new Error(message);
 }
 
+// Polls fn until it returns something truthy. An element that is not there
+// yet ($eval throws) is waited for like a false value; the last such error is
+// reported if the time runs out.
 async function waitFor(what, fn, timeoutMs = 30000) {
   const deadline = Date.now() + timeoutMs;
+  let last = null;
   for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error("timed out waiting for " + what);
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) {
+      throw new Error("timed out waiting for " + what + (last ? " (" + last.message + ")" : ""));
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
