@@ -103,14 +103,21 @@ class Proc:
             return f.read()[-2000:].decode(errors="replace")
 
 
-def http_get(port, path="/metrics", timeout=5.0):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
-    try:
-        conn.request("GET", path)
-        resp = conn.getresponse()
-        return resp.status, resp.read()
-    finally:
-        conn.close()
+def http_get(port, path="/metrics", timeout=5.0, attempts=5):
+    """(status, body). Right after wrk the agent may still hold wrk's 32
+    connections, its limit per client address, and reset a new one: retried."""
+    for attempt in range(attempts):
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+        try:
+            conn.request("GET", path)
+            resp = conn.getresponse()
+            return resp.status, resp.read()
+        except ConnectionResetError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(0.2)
+        finally:
+            conn.close()
 
 
 def wait_serving(proc, port, path="/metrics", timeout=30.0, poll=0.001):
