@@ -90,6 +90,9 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     d.utilization = std::any_of(used.begin(), used.end(),
                                 [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
     d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
+    if (d.findings.empty() && d.utilization) {
+      d.activity = DescribeActivity(d.info, used, snapshot.samples[slot], options.diagnose);
+    }
     if (snapshot.attribution) {
       d.holders = snapshot.attribution->Of(d.info);
       d.processes = snapshot.attribution->Holdings(snapshot.samples[slot].processes);
@@ -111,7 +114,9 @@ namespace {
 
 std::string NoFindingLine(const GpuDiagnosis& d) {
   if (d.points < 2) return "  not enough samples in the window to diagnose\n";
-  if (d.utilization) return "  no bottleneck found: moderate, steady load\n";
+  if (d.utilization) {
+    return "  no bottleneck found" + (d.activity.empty() ? "" : ": " + d.activity) + "\n";
+  }
   return d.info.mig_enabled && !d.info.gpu_instance_id
              ? "  no bottleneck found; utilization not available: MIG mode, the driver reports "
                "activity per instance (below)\n"
@@ -152,6 +157,7 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
       g["mig_profile"] = d.info.mig_profile;
     }
     for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f));
+    if (!d.activity.empty()) g["activity"] = d.activity;
     gpus.push_back(std::move(g));
   }
   return nlohmann::json{{"gpus", gpus}}.dump(2) + "\n";

@@ -24,6 +24,9 @@ struct GpuDiagnosis {
   double span_seconds = 0;  // window actually covered
   std::size_t points = 0;
   std::vector<Finding> findings;
+  // Without findings: what the window shows ("idle for the last 1m10s after
+  // 3m50s at 97% utilization", "moderate, steady load: ..."); else empty.
+  std::string activity;
   std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
   // Whether any point had utilization.gpu: the driver has none for a GPU in
   // MIG mode, and the report then says so instead of judging the load.
@@ -47,7 +50,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
-//  "unit", "met"}], "oom_eta_seconds"?}]}]}, indented by 2.
+//  "unit", "met"}], "oom_eta_seconds"?}], "activity"?}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
 
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".

@@ -128,8 +128,31 @@ TEST(Report, SelectsSlotsAndWritesJson) {
   EXPECT_EQ(g["index"], 1);
   EXPECT_EQ(g["findings"][0]["kind"], "idle_held");
   EXPECT_GT(g["findings"][0]["confidence"].get<double>(), 0.5);
-  EXPECT_EQ(g["findings"][0]["evidence"][0]["signal"], "idle_share");
+  // Idle-held rests on the trailing idle run (idle_held_seconds).
+  EXPECT_EQ(g["findings"][0]["evidence"][0]["signal"], "idle_seconds");
   EXPECT_EQ(g["findings"][0]["evidence"][0]["comparison"], ">=");
+  EXPECT_FALSE(g.contains("activity"));
+}
+
+// A GPU idle for the last minute after four of load has no finding yet; the
+// report says what the window shows instead of "moderate, steady load".
+TEST(Report, NoFindingLineDescribesARecentlyIdleWindow) {
+  Node node;
+  FakeGpu g = MakeGpu(true);
+  g.latest.processes.push_back({77, "python3", static_cast<uint64_t>(60 * kGiB), {}, {}});
+  Fill(g, 300, [](int i, Level& l) {
+    l.util = i < 240 ? 55 : 0, l.sm = i < 240 ? 40 : 0, l.used_gib = 60;
+  });
+  AddGpu(node, g, 0);
+  std::vector<GpuDiagnosis> r = RunDiagnose(node.snapshot, node.window, {});
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_TRUE(r[0].findings.empty());
+  std::string text = FormatText(r);
+  EXPECT_THAT(text, HasSubstr("no bottleneck found: idle for the last 1m00s after 4m00s at 55% "
+                              "utilization, 60.0 GiB held (idle-held after 3m00s)"));
+  EXPECT_THAT(text, Not(HasSubstr("steady")));
+  nlohmann::json j = nlohmann::json::parse(FormatJson(r));
+  EXPECT_THAT(j["gpus"][0]["activity"].get<std::string>(), HasSubstr("idle for the last 1m00s"));
 }
 
 TEST(Monitor, BottleneckFamiliesCoverEveryKind) {
