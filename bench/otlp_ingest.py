@@ -4,9 +4,11 @@ receiver, fed a sustained stream of protobuf ExportMetricsServiceRequests (histo
 the training step KPI, 1,000 series attributed to the 8 GPUs by process.pid), while one client
 scrapes /metrics every 50 ms. Prints the agent's CPU (user + system, from /proc/<pid>/stat)
 without and with the load, the points per second accepted and the /metrics latency percentiles
-during the load, as Markdown for bench/performance-notes.md.
+before the load (small body), during it, and after it (the 1,000 series still on /metrics, no
+ingestion: the body's size alone), as Markdown for bench/performance-notes.md.
 
 Usage: bench/otlp_ingest.py BUILD_DIR [--points-per-second 10000] [--seconds 30]
+                            [--scrape-interval 0.05]
 """
 import argparse
 import os
@@ -84,13 +86,26 @@ def free_port():
         return s.getsockname()[1]
 
 
+SCRAPE_INTERVAL = [0.05]
+
+
 def scrape_latencies(url, stop, out):
     while not stop.is_set():
         t = time.perf_counter()
         with urllib.request.urlopen(url, timeout=10) as r:
             r.read()
         out.append(time.perf_counter() - t)
-        time.sleep(0.05)
+        stop.wait(SCRAPE_INTERVAL[0])
+
+
+def scrape_for(url, seconds):
+    stop, out = threading.Event(), []
+    t = threading.Thread(target=scrape_latencies, args=(url, stop, out))
+    t.start()
+    time.sleep(seconds)
+    stop.set()
+    t.join()
+    return out
 
 
 def feed(url, rate, seconds, pids, sent):
@@ -131,7 +146,10 @@ def main():
     ap.add_argument("build")
     ap.add_argument("--points-per-second", type=int, default=10000)
     ap.add_argument("--seconds", type=float, default=30)
+    ap.add_argument("--scrape-interval", type=float, default=0.05,
+                    help="seconds between /metrics scrapes (Prometheus: 15-30)")
     args = ap.parse_args()
+    SCRAPE_INTERVAL[0] = args.scrape_interval
     otlp_port = free_port()
     agent = subprocess.Popen(
         [os.path.join(args.build, "gpuscope"), "serve", "--simulate", "training-8xh100",
@@ -150,6 +168,7 @@ def main():
         idle_start = cpu_seconds(agent.pid)
         time.sleep(10)
         idle = (cpu_seconds(agent.pid) - idle_start) / 10
+        before = scrape_for(metrics, 10)
         pids = [41200 + i for i in range(8)]  # the training-8xh100 processes, one per GPU
         stop, latencies, sent = threading.Event(), [], [0]
         scraper = threading.Thread(target=scrape_latencies, args=(metrics, stop, latencies))
@@ -161,6 +180,7 @@ def main():
         busy = (cpu_seconds(agent.pid) - busy_start) / elapsed
         stop.set()
         scraper.join()
+        after = scrape_for(metrics, 10)
         with urllib.request.urlopen(metrics) as r:
             body = r.read().decode()
         app_series = len(re.findall(r"^gpuscope_app_step_duration_seconds_count", body, re.M))
@@ -170,9 +190,12 @@ def main():
         print("| agent CPU at that load | %.2f %% of a core |" % (busy * 100))
         print("| CPU per 10,000 points/s | %.2f %% of a core |"
               % ((busy - idle) * 100 * 10000 / max(1, sent[0] / elapsed)))
-        print("| /metrics p50 / p99 during it | %.1f ms / %.1f ms (%d scrapes) |"
-              % (percentile(latencies, 0.5) * 1000, percentile(latencies, 0.99) * 1000,
-                 len(latencies)))
+        for what, values in (("before the load (no application series)", before),
+                             ("during it", latencies),
+                             ("after it (1,000 series kept, no ingestion)", after)):
+            print("| /metrics p50 / p99 %s | %.1f ms / %.1f ms (%d scrapes) |"
+                  % (what, percentile(values, 0.5) * 1000, percentile(values, 0.99) * 1000,
+                     len(values)))
         print("| application series on /metrics | %d (body %d KiB) |"
               % (app_series, len(body) // 1024))
     finally:

@@ -23,6 +23,10 @@ void Add(std::vector<Finding>& out, std::optional<Finding> f) {
   if (f) out.push_back(std::move(*f));
 }
 
+bool Enough(const std::vector<WindowPoint>& used, const DiagnoseOptions& options) {
+  return used.size() >= 2 && used.back().t - used.front().t >= options.min_span_seconds;
+}
+
 }  // namespace
 
 std::string_view KindName(FindingKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
@@ -44,7 +48,7 @@ const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind) 
 std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
                               const GpuSample& latest, const DiagnoseOptions& options) {
   std::vector<WindowPoint> used = TrailingPoints(points, options.window_seconds);
-  if (used.size() < 2 || used.back().t - used.front().t < options.min_span_seconds) return {};
+  if (!Enough(used, options)) return {};
   Signals s = ComputeSignals(info, used, latest, options);
   std::vector<Finding> out;
   if (std::optional<Finding> idle = DetectIdle(s, options)) {
@@ -52,10 +56,17 @@ std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint
     out.push_back(std::move(*idle));
     Add(out, DetectPcieDegraded(s, options));
   } else {
+    // Limits that set in fast are judged over the window, else over its
+    // recent part, so one that began a minute ago is not diluted by the
+    // minutes before it.
+    std::optional<RecentSignals> recent = ComputeRecentSignals(info, used, latest, options);
     for (Detector d : {DetectMemoryCapacity, DetectThermal, DetectPowerCap, DetectInterconnect,
-                       DetectPcieDegraded, DetectStarved, DetectMemoryBandwidth}) {
-      Add(out, d(s, options));
+                       DetectPcieDegraded}) {
+      std::optional<Finding> f = d(s, options);
+      if (!f && recent) f = d(recent->signals, recent->options);
+      Add(out, std::move(f));
     }
+    for (Detector d : {DetectStarved, DetectMemoryBandwidth}) Add(out, d(s, options));
     bool limited = std::any_of(std::begin(kLimits), std::end(kLimits),
                                [&](FindingKind k) { return FindKind(out, k) != nullptr; });
     if (!limited) Add(out, DetectComputeBound(s, options));
@@ -63,6 +74,13 @@ std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& a, const Finding& b) { return a.confidence > b.confidence; });
   return out;
+}
+
+std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                             const GpuSample& latest, const DiagnoseOptions& options) {
+  std::vector<WindowPoint> used = TrailingPoints(points, options.window_seconds);
+  if (!Enough(used, options)) return "";
+  return DescribeLoad(ComputeSignals(info, used, latest, options), options);
 }
 
 }  // namespace gpuscope::analysis

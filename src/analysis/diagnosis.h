@@ -74,10 +74,16 @@ struct Finding {
 };
 
 struct DiagnoseOptions {
-  double window_seconds = 300;     // trailing span analysed (--window, default 5m)
-  double idle_held_seconds = 180;  // idle this long with memory held is waste
-  double min_span_seconds = 30;    // shorter windows give no findings
-  double nvlink_link_gbps = 0;     // GB/s per link per direction; 0: by architecture
+  double window_seconds = 300;  // trailing span analysed (--window, default 5m)
+  // Idle this long without a break is idle (with memory held: idle-held,
+  // waste), however busy the window was before.
+  double idle_held_seconds = 180;
+  // Limits that set in fast (thermal, power, interconnect, memory) are also
+  // judged over this trailing span, so one that began less than a window ago
+  // is found within it rather than once it fills the window; 0: off.
+  double recent_seconds = 30;
+  double min_span_seconds = 30;  // shorter windows give no findings
+  double nvlink_link_gbps = 0;   // GB/s per link per direction; 0: by architecture
 };
 
 // The findings for one GPU, strongest first. `points` oldest first (as
@@ -85,6 +91,13 @@ struct DiagnoseOptions {
 // are used. Fewer than min_span_seconds of data: no findings.
 std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
                               const GpuSample& latest, const DiagnoseOptions& options);
+
+// What the window shows, in one line, for a GPU without findings: "idle for
+// the last 1m10s after 3m50s at 97% utilization, holding 60.0 GiB",
+// "moderate, steady load: utilization 45% (sd 3%)", "varying load: ...".
+// Empty without utilization or with fewer than min_span_seconds of data.
+std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                             const GpuSample& latest, const DiagnoseOptions& options);
 
 // The finding of `kind` in `findings`, or nullptr.
 const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind);

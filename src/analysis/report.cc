@@ -63,6 +63,31 @@ nlohmann::json FindingJson(const Finding& f) {
   return j;
 }
 
+// "step_duration of train-a: mean 0.212 s over 1200 observations" (a
+// histogram), or the counter's total; the regression verdict follows.
+std::string KpiLine(const KpiSummary& k) {
+  std::string line = "  kpi " + k.kpi;
+  if (!k.workload.empty()) line += " of " + k.workload;
+  if (k.count > 0) {
+    line += fmt::format(": mean {:.3g} s over {:.0f} observations", k.sum / k.count, k.count);
+  } else {
+    line += fmt::format(": total {:.0f}", k.sum);
+  }
+  if (!k.verdict.empty()) line += "\n    " + k.verdict;
+  return line + "\n";
+}
+
+nlohmann::json KpiJson(const KpiSummary& k) {
+  nlohmann::json j = {{"kpi", k.kpi},     {"family", k.family}, {"workload", k.workload},
+                      {"count", k.count}, {"sum", k.sum},       {"regressed", k.regressed}};
+  if (k.count > 0) j["mean"] = k.sum / k.count;
+  if (k.recent_mean) j["recent_mean"] = *k.recent_mean;
+  if (k.baseline_mean) j["baseline_mean"] = *k.baseline_mean;
+  if (k.change) j["change"] = *k.change;
+  if (!k.verdict.empty()) j["verdict"] = k.verdict;
+  return j;
+}
+
 }  // namespace
 
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
@@ -90,6 +115,11 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     d.utilization = std::any_of(used.begin(), used.end(),
                                 [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
     d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
+    if (d.span_seconds < options.diagnose.min_span_seconds) {
+      d.needed_seconds = options.diagnose.min_span_seconds;
+    } else if (d.findings.empty() && d.utilization) {
+      d.activity = DescribeActivity(d.info, used, snapshot.samples[slot], options.diagnose);
+    }
     if (snapshot.attribution) {
       d.holders = snapshot.attribution->Of(d.info);
       d.processes = snapshot.attribution->Holdings(snapshot.samples[slot].processes);
@@ -111,7 +141,15 @@ namespace {
 
 std::string NoFindingLine(const GpuDiagnosis& d) {
   if (d.points < 2) return "  not enough samples in the window to diagnose\n";
-  if (d.utilization) return "  no bottleneck found: moderate, steady load\n";
+  if (d.needed_seconds > 0) {
+    return fmt::format(
+        "  no verdict yet: the window covers {:.0f} s of the {:.0f} s the diagnosis "
+        "needs\n",
+        d.span_seconds, d.needed_seconds);
+  }
+  if (d.utilization) {
+    return "  no bottleneck found" + (d.activity.empty() ? "" : ": " + d.activity) + "\n";
+  }
   return d.info.mig_enabled && !d.info.gpu_instance_id
              ? "  no bottleneck found; utilization not available: MIG mode, the driver reports "
                "activity per instance (below)\n"
@@ -132,6 +170,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
         out += fmt::format("  process {} {}: {}\n", p.pid, p.name, p.holder.Describe());
       }
     }
+    for (const KpiSummary& k : d.kpis) out += KpiLine(k);
     if (d.findings.empty()) out += NoFindingLine(d);
     for (const Finding& f : d.findings) FormatFinding(f, out);
   }
@@ -152,6 +191,11 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
       g["mig_profile"] = d.info.mig_profile;
     }
     for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f));
+    if (!d.activity.empty()) g["activity"] = d.activity;
+    if (!d.kpis.empty()) {
+      g["kpis"] = nlohmann::json::array();
+      for (const KpiSummary& k : d.kpis) g["kpis"].push_back(KpiJson(k));
+    }
     gpus.push_back(std::move(g));
   }
   return nlohmann::json{{"gpus", gpus}}.dump(2) + "\n";

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,17 +19,37 @@
 
 namespace gpuscope::analysis {
 
+// One application KPI of a GPU, as `gpuscope serve`'s OTLP receiver holds it
+// (docs/app-kpis.md): the totals the application sent and, once there is
+// enough history, the kpi_regression judgement of its recent mean.
+struct KpiSummary {
+  std::string kpi;            // "step_duration", "request_duration", ...
+  std::string family;         // the Prometheus family it is exported as
+  std::string workload;       // "" when not attributed to one
+  double count = 0, sum = 0;  // histogram totals (counters: count 0, sum the total)
+  std::optional<double> recent_mean, baseline_mean;  // seconds, kpi_regression's spans
+  std::optional<double> change;                      // recent / baseline - 1
+  bool regressed = false;
+  std::string verdict;  // kpi_regression's line; "" without enough history
+};
+
 struct GpuDiagnosis {
   std::size_t slot = 0;  // position in Snapshot::gpus (and the Window)
   GpuInfo info;
   double span_seconds = 0;  // window actually covered
   std::size_t points = 0;
   std::vector<Finding> findings;
+  // Without findings: what the window shows ("idle for the last 1m10s after
+  // 3m50s at 97% utilization", "moderate, steady load: ..."); else empty.
+  std::string activity;
+  // Set when the window is shorter than the diagnosis needs: how long it must be.
+  double needed_seconds = 0;
   std::vector<Holder> holders;  // whose work the GPU serves (Snapshot::attribution)
   // Whether any point had utilization.gpu: the driver has none for a GPU in
   // MIG mode, and the report then says so instead of judging the load.
   bool utilization = true;
   std::vector<ProcessHolding> processes;  // its processes and whose each is
+  std::vector<KpiSummary> kpis;           // its application KPIs (serve with OTLP only)
 };
 
 struct RunOptions {
@@ -41,13 +62,17 @@ struct RunOptions {
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
                                       const RunOptions& options);
 
-// Human-readable report: per GPU a header, then each finding's verdict,
-// confidence, evidence (value against threshold), signals and action.
+// Human-readable report: per GPU a header, its application KPIs (one line
+// each, with the kpi_regression verdict when there is one), then each
+// finding's verdict, confidence, evidence (value against threshold), signals
+// and action.
 std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
-//  "unit", "met"}], "oom_eta_seconds"?}]}]}, indented by 2.
+//  "unit", "met"}], "oom_eta_seconds"?}], "activity"?, "kpis"?: [{"kpi",
+//  "family", "workload", "count", "sum", "mean"?, "recent_mean"?,
+//  "baseline_mean"?, "change"?, "regressed", "verdict"?}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
 
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".

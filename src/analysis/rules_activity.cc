@@ -7,8 +7,12 @@
 namespace gpuscope::analysis {
 namespace {
 
-// Idle: utilization under kIdleUtil for at least this share of the window.
+// Idle: utilization under kIdleUtil for at least this share of the window, or
+// without a break for the last idle_held_seconds (DiagnoseOptions).
 constexpr double kIdleMinShare = 0.9;
+// A GPU idle for at least this long at the end of the window is described as
+// idle, not as a load.
+constexpr double kRecentIdleSeconds = 10;
 // Memory processes must hold before an idle GPU counts as held (256 MiB: more
 // than a bare CUDA context on every current board).
 constexpr double kHeldMinBytes = 256.0 * 1024 * 1024;
@@ -51,27 +55,70 @@ bool LinksQuiet(const Signals& s) {
 
 }  // namespace
 
+namespace {
+
+// What the idle part of the window looks like, in words.
+std::string IdleStory(const Signals& s) {
+  if (s.trailing_idle_seconds >= s.span_seconds) {
+    return fmt::format("idle for the whole {} window", Duration(s.span_seconds));
+  }
+  if (s.trailing_idle_seconds > 0 && s.util_before_idle.n > 0) {
+    return fmt::format("idle for the last {} after {} at {} utilization",
+                       Duration(s.trailing_idle_seconds), Duration(s.load_before_idle_seconds),
+                       Pct(s.util_before_idle.mean));
+  }
+  return fmt::format("idle {} of the window, utilization {}", Pct(s.idle_share), Pct(s.util.mean));
+}
+
+}  // namespace
+
 std::optional<Finding> DetectIdle(const Signals& s, const DiagnoseOptions& o) {
-  if (s.util.n == 0 || s.idle_share < kIdleMinShare) return std::nullopt;
-  bool held = s.held_bytes >= kHeldMinBytes && s.trailing_idle_seconds >= o.idle_held_seconds;
+  if (s.util.n == 0) return std::nullopt;
+  bool mostly = s.idle_share >= kIdleMinShare;
+  bool lately = s.trailing_idle_seconds >= o.idle_held_seconds;
+  if (!mostly && !lately) return std::nullopt;
+  bool held = s.held_bytes >= kHeldMinBytes && lately;
   FindingBuilder b(held ? FindingKind::kIdleHeld : FindingKind::kIdle, s, o);
   b.Uses("gpu_util");
-  b.AtLeast("idle_share", s.idle_share, kIdleMinShare, 1 - kIdleMinShare, "ratio");
+  if (lately) {
+    b.AtLeast("idle_seconds", s.trailing_idle_seconds, o.idle_held_seconds, o.idle_held_seconds,
+              "s");
+    b.Note("idle_share", s.idle_share, "ratio");
+  } else {
+    b.AtLeast("idle_share", s.idle_share, kIdleMinShare, 1 - kIdleMinShare, "ratio");
+  }
   b.Note("util_mean", s.util.mean, "ratio");
   if (!held) {
     if (s.held_bytes > 0) b.Note("held_bytes", s.held_bytes, "bytes");
-    return b.Build(fmt::format("idle: utilization {} over the window", Pct(s.util.mean)),
+    return b.Build("idle: " + IdleStory(s),
                    "Nothing to tune; release the GPU to the scheduler if it stays idle.");
   }
   b.Uses("memory_used");
-  b.AtLeast("idle_seconds", s.trailing_idle_seconds, o.idle_held_seconds, o.idle_held_seconds, "s");
   b.AtLeast("held_bytes", s.held_bytes, kHeldMinBytes, 4 * kHeldMinBytes, "bytes");
   b.Note("processes", static_cast<double>(s.process_count), "count");
   return b.Build(
-      fmt::format("idle-held: {} process(es) hold {} while the GPU has been idle for {}",
-                  s.process_count, Bytes(s.held_bytes), Duration(s.trailing_idle_seconds)),
+      fmt::format("idle-held: {}, while {} process(es) hold {}", IdleStory(s), s.process_count,
+                  Bytes(s.held_bytes)),
       "Waste: stop the idle notebook or job (or its kernel), or let the scheduler reclaim "
       "the GPU; see runbook GpuIdleHeld.");
+}
+
+std::string DescribeLoad(const Signals& s, const DiagnoseOptions& o) {
+  if (s.util.n == 0) return "";
+  if (s.trailing_idle_seconds >= kRecentIdleSeconds) {
+    std::string out = IdleStory(s);
+    if (s.held_bytes >= kHeldMinBytes) {
+      out += fmt::format(", {} held (idle-held after {})", Bytes(s.held_bytes),
+                         Duration(o.idle_held_seconds));
+    }
+    return out;
+  }
+  if (s.util.stddev <= kSteadyStddev) {
+    return fmt::format("moderate, steady load: utilization {} (sd {})", Pct(s.util.mean),
+                       Pct(s.util.stddev));
+  }
+  return fmt::format("varying load: utilization {} (sd {}), idle {} of the window",
+                     Pct(s.util.mean), Pct(s.util.stddev), Pct(s.idle_share));
 }
 
 std::optional<Finding> DetectStarved(const Signals& s, const DiagnoseOptions& o) {

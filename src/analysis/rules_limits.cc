@@ -69,12 +69,12 @@ bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
   if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   if (brake >= kHwBrakeMinShare) {
     b.AtLeast("hw_power_brake_share", brake, kHwBrakeMinShare, 0.3, "ratio");
-    why = fmt::format("hardware power brake active {} of the window", Pct(brake));
+    why = fmt::format("hardware power brake active {} of {}", Pct(brake), s.span_name);
   }
   if (sw >= kSwPowerMinShare) {
     b.AtLeast("sw_power_cap_share", sw, kSwPowerMinShare, 0.5, "ratio");
     if (!why.empty()) why += "; ";
-    why += fmt::format("software power cap active {} of the window", Pct(sw));
+    why += fmt::format("software power cap active {} of {}", Pct(sw), s.span_name);
   }
   return true;
 }
@@ -137,7 +137,7 @@ std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o)
           : std::string();
   std::string share =
       s.thermal_share
-          ? fmt::format("thermal slowdown active {} of the window", Pct(*s.thermal_share))
+          ? fmt::format("thermal slowdown active {} of {}", Pct(*s.thermal_share), s.span_name)
           : std::string("near the slowdown temperature with a low clock");
   return b.Build("thermal throttling: " + share + temp + clock,
                  "Check airflow and fans (blocked inlet, failed fan, hot aisle), lower the "

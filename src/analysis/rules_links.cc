@@ -84,9 +84,9 @@ std::optional<Finding> DetectInterconnect(const Signals& s, const DiagnoseOption
   if (!SmWaiting(s, b, wait)) return std::nullopt;
   std::string degraded = pcie ? LinkShape(s) : "";
   return b.Build(
-      fmt::format("interconnect-bound: {} at {} of {}{} ({}), {}: the GPU waits for data", name,
+      fmt::format("interconnect-bound: {} at {} of {}{} ({}{}), {}: the GPU waits for data", name,
                   Rate(link->mean_bps), Rate(link->capacity_bps), degraded, Pct(link->mean_ratio),
-                  wait),
+                  s.recent ? " over " + s.span_name : "", wait),
       pcie ? "Cut host-device traffic: pinned memory and larger transfers, keep data resident "
              "on the GPU, overlap copies with compute; fix a degraded link (reseat, slot, BIOS)."
            : "Cut GPU-GPU traffic: gradient compression or bucketing, overlap communication "

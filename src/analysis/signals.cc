@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/rules.h"
+
 namespace gpuscope::analysis {
 namespace {
 
@@ -76,6 +78,14 @@ void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
   s.busy_share = ShareWhere(util, [](double v) { return v >= kBusyUtil; });
   s.gap_runs = CountRuns(util, [](double v) { return v < kGapUtil; });
   s.trailing_idle_seconds = TrailingRunSeconds(util, [](double v) { return v < kIdleUtil; });
+  if (s.trailing_idle_seconds > 0) {
+    // The points before the trailing idle run started.
+    double start = util.t.back() - s.trailing_idle_seconds + MedianSpacing(util);
+    std::vector<bool> before(util.size());
+    for (std::size_t i = 0; i < util.size(); ++i) before[i] = util.t[i] < start - 1e-9;
+    s.util_before_idle = Summarize(Filter(util, before));
+    s.load_before_idle_seconds = std::max(0.0, start - util.t.front());
+  }
 }
 
 void MemorySignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
@@ -242,6 +252,23 @@ Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& poin
   LinkSignalsOf(info, points, latest, options, s);
   ProcessSignals(latest, s);
   return s;
+}
+
+std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
+                                                  const std::vector<WindowPoint>& points,
+                                                  const GpuSample& latest,
+                                                  const DiagnoseOptions& options) {
+  if (options.recent_seconds <= 0 || points.size() < 2) return std::nullopt;
+  if (points.back().t - points.front().t <= options.recent_seconds) return std::nullopt;
+  RecentSignals r;
+  r.options = options;
+  r.options.window_seconds = options.recent_seconds;
+  std::vector<WindowPoint> recent = TrailingPoints(points, options.recent_seconds);
+  if (recent.size() < 2) return std::nullopt;
+  r.signals = ComputeSignals(info, recent, latest, r.options);
+  r.signals.span_name = "the last " + Duration(options.recent_seconds);
+  r.signals.recent = true;
+  return r;
 }
 
 double PcieCapacityBytesPerSecond(unsigned gen, unsigned width) {

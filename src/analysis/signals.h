@@ -34,14 +34,22 @@ struct LinkSignals {
 struct Signals {
   double span_seconds = 0;  // covered by the points used
   std::size_t points = 0;
-  bool gpm = false;  // SM activity (GPM) present
+  // The span the points cover, as verdicts name it: "the window", or "the
+  // last 30s" for signals over the recent span (DiagnoseOptions).
+  std::string span_name = "the window";
+  bool recent = false;  // the recent span, not the whole window
+  bool gpm = false;     // SM activity (GPM) present
 
   // Activity, ratios 0..1.
   Summary util;
   std::optional<Summary> sm_active, dram_active, mem_copy;
   double idle_share = 0, gap_share = 0, busy_share = 0;
   int gap_runs = 0;  // idle gaps between busy stretches
+  // The idle run that reaches the last point (0 when the last point is busy),
+  // and the utilization of the points before it.
   double trailing_idle_seconds = 0;
+  double load_before_idle_seconds = 0;
+  Summary util_before_idle;
 
   // Memory, bytes.
   std::optional<double> mem_capacity, mem_used_last;
@@ -73,6 +81,19 @@ std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, 
 
 Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,
                        const GpuSample& latest, const DiagnoseOptions& options);
+
+// The signals of the trailing options.recent_seconds of `points` (already
+// trimmed to the window), named "the last 30s", with the options the rules
+// should judge them by (window_seconds = the recent span); nullopt when the
+// recent span is off or the points cover no more than it.
+struct RecentSignals {
+  Signals signals;
+  DiagnoseOptions options;
+};
+std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
+                                                  const std::vector<WindowPoint>& points,
+                                                  const GpuSample& latest,
+                                                  const DiagnoseOptions& options);
 
 // PCIe bytes per second per direction of one link: generation x lanes.
 double PcieCapacityBytesPerSecond(unsigned gen, unsigned width);

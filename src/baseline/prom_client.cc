@@ -39,7 +39,7 @@ double ParseValue(const nlohmann::json& value) {
 
 Result<PromClient> PromClient::Create(ClientOptions options) {
   if (!options.url.starts_with("http://") && !options.url.starts_with("https://")) {
-    return Status::InvalidArgument("--prometheus " + options.url +
+    return Status::InvalidArgument(options.url_option + " " + options.url +
                                    ": want an http:// or https:// URL");
   }
   while (options.url.ends_with('/')) options.url.pop_back();
@@ -66,14 +66,11 @@ Result<PromClient> PromClient::Create(ClientOptions options) {
 PromClient::PromClient(ClientOptions options, std::string password)
     : options_(std::move(options)), password_(std::move(password)) {}
 
-Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
+Result<std::string> PromClient::Fetch(const std::string& url, long* status) const {
   CurlInitOnce();
   std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
   if (!curl) return Status::Internal("curl_easy_init failed");
   CURL* c = curl.get();
-  std::unique_ptr<char, decltype(&curl_free)> escaped(
-      curl_easy_escape(c, promql.data(), static_cast<int>(promql.size())), curl_free);
-  const std::string url = options_.url + "/api/v1/query?query=" + escaped.get();
   std::string body;
   char error[CURL_ERROR_SIZE] = {0};
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());
@@ -83,6 +80,8 @@ Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_seconds * 1000));
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+  // Accept gzip (a gpuscope agent compresses its larger API answers).
+  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
   if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
   if (!options_.cert_file.empty()) {
     curl_easy_setopt(c, CURLOPT_SSLCERT, options_.cert_file.c_str());
@@ -95,20 +94,42 @@ Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
   }
   CURLcode rc = curl_easy_perform(c);
   if (rc != CURLE_OK) {
-    return Status::Unavailable("Prometheus at " + options_.url + ": " +
+    return Status::Unavailable(options_.server + " at " + options_.url + ": " +
                                (error[0] ? error : curl_easy_strerror(rc)));
   }
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
+  if (*status == 401 || *status == 403) {
+    return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
+                               std::to_string(*status) + " (check the basic-auth options)");
+  }
+  return body;
+}
+
+Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
+  CurlInitOnce();
+  std::unique_ptr<char, decltype(&curl_free)> escaped(
+      curl_easy_escape(nullptr, promql.data(), static_cast<int>(promql.size())), curl_free);
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  if (status == 401 || status == 403) {
-    return Status::Unavailable("Prometheus at " + options_.url + " answered HTTP " +
-                               std::to_string(status) + " (check the basic-auth options)");
-  }
+  Result<std::string> body = Fetch(options_.url + "/api/v1/query?query=" + escaped.get(), &status);
+  if (!body.ok()) return body.status();
   if (status != 200 && status != 400 && status != 422) {
-    return Status::Unavailable("Prometheus at " + options_.url + " answered HTTP " +
-                               std::to_string(status) + ": " + body.substr(0, 200));
+    return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
+                               std::to_string(status) + ": " + body->substr(0, 200));
   }
-  return ParseQueryResponse(body);
+  return ParseQueryResponse(*body);
+}
+
+Result<std::string> PromClient::Get(const std::string& path) const {
+  long status = 0;
+  Result<std::string> body = Fetch(options_.url + path, &status);
+  if (!body.ok()) return body.status();
+  if (status != 200) {
+    std::string first = body->substr(0, body->find('\n'));
+    return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
+                               std::to_string(status) + " for " + path + ": " +
+                               first.substr(0, 200));
+  }
+  return body;
 }
 
 Result<std::vector<Sample>> ParseQueryResponse(const std::string& body) {

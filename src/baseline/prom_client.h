@@ -1,7 +1,8 @@
 // A small Prometheus HTTP API client (libcurl): instant queries against
 // /api/v1/query, over http or https, with the CLI's TLS and basic-auth
-// options. TLS verification is always on (a private CA goes in --ca-file);
-// a password comes from a file, never from the command line.
+// options. Get() fetches any path of the same server (`gpuscope diagnose
+// --agent` reads a gpuscope agent's /api/v1/diagnosis with it). TLS verification is always on (a
+// private CA goes in --ca-file); a password comes from a file, never from the command line.
 //
 // Thread safety: one PromClient per thread.
 #pragma once
@@ -21,6 +22,8 @@ struct ClientOptions {
   std::string username;             // basic auth
   std::string password_file;        // its password (first line), required with username
   double timeout_seconds = 30;
+  std::string server = "Prometheus";        // names the server in errors
+  std::string url_option = "--prometheus";  // names the URL's option in errors
 };
 
 struct Sample {
@@ -36,8 +39,14 @@ class PromClient {
   // An instant query; the vector result's samples.
   Result<std::vector<Sample>> Query(const std::string& promql) const;
 
+  // GET `path` ("/api/v1/diagnosis?format=text") of the server: the body of a
+  // 200 answer; any other status is an error carrying the body's first line.
+  Result<std::string> Get(const std::string& path) const;
+
  private:
   explicit PromClient(ClientOptions options, std::string password);
+  // The body of GET `url`; `status` gets the HTTP status (401/403 are errors).
+  Result<std::string> Fetch(const std::string& url, long* status) const;
   ClientOptions options_;
   std::string password_;
 };

@@ -74,12 +74,32 @@ Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::stri
   return collect::SelectDevices(snapshot.gpus, *selection);
 }
 
+// Prints a running agent's diagnosis (with its KPIs) as it answers it.
+Status DiagnoseAgent(const DiagnoseArgs& args, Invocation& inv) {
+  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
+  if (!client.ok()) return client.status();
+  std::string path = "/api/v1/diagnosis";
+  std::string query = args.json ? "" : "format=text";
+  if (!args.ids.empty()) query += (query.empty() ? "" : "&") + ("gpu=" + args.ids);
+  if (!query.empty()) path += "?" + query;
+  Result<std::string> body = client->Get(path);
+  if (!body.ok()) return body.status();
+  *inv.out << *body;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
   DiagnoseArgs out;
+  out.agent.server = "gpuscope agent";
+  out.agent.url_option = "--agent";
+  auto& c = out.agent;
   Status status = ForEachOption(
-      args, "diagnose", {"--window", "-w", "-i", "--id"}, [&](const Option& o) -> Status {
+      args, "diagnose",
+      {"--window", "-w", "-i", "--id", "--agent", "--ca-file", "--cert-file", "--key-file",
+       "--basic-auth-user", "--basic-auth-password-file"},
+      [&](const Option& o) -> Status {
         if (o.flag == "-h" || o.flag == "--help") {
           out.help = true;
         } else if (o.flag == "--json" && !o.inline_value) {
@@ -95,28 +115,62 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
             return Status::InvalidArgument("--window: must be at least 1 s, got '" + o.value + "'");
           }
           out.window_seconds = *seconds;
+          out.window_given = true;
         } else if (o.flag == "-i" || o.flag == "--id") {
           out.ids = o.value;
+        } else if (o.flag == "--agent") {
+          c.url = o.value;
+        } else if (o.flag == "--ca-file") {
+          c.ca_file = o.value;
+        } else if (o.flag == "--cert-file") {
+          c.cert_file = o.value;
+        } else if (o.flag == "--key-file") {
+          c.key_file = o.value;
+        } else if (o.flag == "--basic-auth-user") {
+          c.username = o.value;
+        } else if (o.flag == "--basic-auth-password-file") {
+          c.password_file = o.value;
         } else {
           return UnknownOption(o, "diagnose");
         }
         return Status::Ok();
       });
   if (!status.ok()) return status;
+  const bool tls = !c.ca_file.empty() || !c.cert_file.empty() || !c.key_file.empty() ||
+                   !c.username.empty() || !c.password_file.empty();
+  if (c.url.empty() && tls) {
+    return Status::InvalidArgument("TLS and basic-auth options go with --agent");
+  }
+  if (!c.url.empty() && (out.window_given || out.live)) {
+    return Status::InvalidArgument(
+        std::string(out.live ? "--live" : "--window") +
+        " does not go with --agent: the agent diagnoses its own window (5m, every 10 s)");
+  }
   return out;
 }
 
 std::string DiagnoseUsage() {
   return "Usage: gpuscope diagnose [--window 5m] [-i GPU] [--json] [--live]\n"
+         "       gpuscope diagnose --agent URL [-i GPU] [--json] [--ca-file PEM]\n"
+         "                         [--cert-file PEM --key-file PEM]\n"
+         "                         [--basic-auth-user USER --basic-auth-password-file FILE]\n"
          "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
          "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
          "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
          "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated\n"
+         "                         (with --agent: one GPU index)\n"
          "  --json                 one JSON document instead of the text report\n"
-         "  --live                 sample in real time on the simulator too\n\n"
+         "  --live                 sample in real time on the simulator too\n"
+         "  --agent URL            ask a running `gpuscope serve` (http(s)://host:9400) for\n"
+         "                         its diagnosis instead of sampling here; it also prints\n"
+         "                         each GPU's application KPIs (step time, request latency)\n"
+         "                         from the agent's OTLP receiver, with kpi_regression\n"
+         "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
+         "  --basic-auth-password-file  TLS and basic auth towards the agent (as baseline)\n\n"
          "On a real driver the GPUs are sampled once a second for the window first; on the\n"
          "simulator the window is sampled offline from GPUSCOPE_SIM_START_TIME (default 0),\n"
-         "unless --live.\n";
+         "unless --live. Application KPIs live in the agent (a one-shot diagnose has none):\n"
+         "use --agent to see them beside the GPU verdicts.\n";
 }
 
 Result<double> SimStartTime(const char* value) {
@@ -137,6 +191,7 @@ Status RunDiagnose(Invocation& inv) {
     *inv.out << DiagnoseUsage();
     return Status::Ok();
   }
+  if (!args->agent.url.empty()) return DiagnoseAgent(*args, inv);
   const double min_span = analysis::DiagnoseOptions{}.min_span_seconds;
   if (args->window_seconds < min_span) {
     *inv.err << "gpuscope diagnose: note: a window under " << min_span

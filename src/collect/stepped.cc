@@ -45,6 +45,7 @@ Result<SteppedRun> SampleSteps(const SteppedOptions& options) {
     (*set_time)(t);
     run.snapshot = run.sampler->SampleOnce(t == options.start_seconds);
     if (options.on_step) options.on_step(run.snapshot);
+    if (options.on_step_window) options.on_step_window(run.snapshot, run.sampler->window());
   }
   return run;
 }

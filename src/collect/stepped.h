@@ -32,6 +32,9 @@ struct SteppedOptions {
   DeviceSelection devices;  // default: every GPU (the simulator advances only those read)
   // Called with each step's snapshot (a generator streaming history).
   std::function<void(const SnapshotPtr&)> on_step;
+  // Called with each step's snapshot and the window so far (the detection
+  // latency test diagnoses at every step).
+  std::function<void(const SnapshotPtr&, const Window&)> on_step_window;
 };
 
 struct SteppedRun {

@@ -33,6 +33,32 @@ std::string MetricSetName(prom::MetricSet set) {
   }
 }
 
+// The attributed KPI readings with the regression judgement of each.
+std::vector<web::KpiReading> KpisOf(const std::vector<otlp::KpiReading>& readings,
+                                    const std::vector<otlp::KpiFinding>& findings) {
+  std::vector<web::KpiReading> out;
+  for (const otlp::KpiReading& r : readings) {
+    if (r.rank < 0) continue;  // not attributed to a GPU
+    web::KpiReading k;
+    k.slot = static_cast<std::size_t>(r.rank);
+    k.summary.kpi = std::string(otlp::KpiName(r.kpi));
+    k.summary.family = r.family;
+    k.summary.workload = r.workload;
+    k.summary.count = r.count;
+    k.summary.sum = r.sum;
+    for (const otlp::KpiFinding& f : findings) {
+      if (f.rank != r.rank || f.family != r.family || f.workload != r.workload) continue;
+      k.summary.recent_mean = f.recent;
+      k.summary.baseline_mean = f.baseline;
+      k.summary.change = f.change;
+      k.summary.regressed = f.regressed;
+      k.summary.verdict = f.verdict;
+    }
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
 }  // namespace
 
 Agent::Agent(AgentOptions options)
@@ -86,9 +112,13 @@ std::vector<prom::Family> Agent::AppFamilies(const Snapshot& snapshot,
       causes[d.slot].emplace_back(analysis::KindName(f.kind));
     }
   }
-  for (prom::Family& f : otlp::RegressionTracker::Families(kpi_tracker_.Evaluate(now, causes))) {
-    out.push_back(std::move(f));
+  std::vector<otlp::KpiFinding> findings = kpi_tracker_.Evaluate(now, causes);
+  {
+    std::vector<web::KpiReading> kpis = KpisOf(otlp_store_->Readings(), findings);
+    std::lock_guard lock(kpi_mu_);
+    kpis_ = std::move(kpis);
   }
+  for (prom::Family& f : otlp::RegressionTracker::Families(findings)) out.push_back(std::move(f));
   return out;
 }
 
@@ -133,7 +163,11 @@ Status Agent::Start() {
   RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
                        {GPUSCOPE_VERSION, options_.source, MetricSetName(options_.render.metrics),
                         options_.sampler.fast_interval_s, options_.sampler.window_span_s,
-                        options_.render.process_names});
+                        options_.render.process_names},
+                       [this] {
+                         std::lock_guard lock(kpi_mu_);
+                         return kpis_;
+                       });
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   sampler_->Start();

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -37,6 +38,7 @@
 #include "otlp/regression.h"
 #include "otlp/store.h"
 #include "serve/exporter.h"
+#include "web/api.h"
 
 namespace gpuscope::serve {
 
@@ -106,9 +108,11 @@ class Agent {
   std::unique_ptr<Exporter> exporter_;
   std::unique_ptr<collect::Sampler> sampler_;
   std::unique_ptr<http::Server> server_;
-  std::unique_ptr<otlp::Store> otlp_store_;            // application series (outlives the receiver)
-  std::unique_ptr<otlp::Receiver> otlp_receiver_;      // null when off
-  otlp::RegressionTracker kpi_tracker_;                // used only by the exporter's app source
+  std::unique_ptr<otlp::Store> otlp_store_;        // application series (outlives the receiver)
+  std::unique_ptr<otlp::Receiver> otlp_receiver_;  // null when off
+  otlp::RegressionTracker kpi_tracker_;            // used only by the exporter's app source
+  mutable std::mutex kpi_mu_;
+  std::vector<web::KpiReading> kpis_;                  // the last cycle's, per GPU, for the web API
   std::unique_ptr<http::Server> otlp_server_;          // null when off
   std::unique_ptr<attribution::Service> attribution_;  // null when off
   std::vector<std::string> attributed_devices_;        // device keys it was last given

@@ -120,8 +120,8 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     Result<std::string> body = web::HealthBody(request, *view);
     return body.ok() ? Json(request, std::move(*body)) : Error(body.status());
   });
-  server.Handle("/api/v1/diagnosis", [&exporter, info](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter, nullptr, info->process_names);
+  server.Handle("/api/v1/diagnosis", [&exporter, info, kpis](const http::Request& request) {
+    std::optional<web::View> view = CurrentView(exporter, kpis, info->process_names);
     if (!view) return NotYet();
     bool text = false;
     Result<std::string> body = web::DiagnosisBody(request, *view, &text);

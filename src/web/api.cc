@@ -113,11 +113,11 @@ json Device(const View& view, std::size_t slot, bool process_names) {
   d["kpis"] = json::array();
   for (const KpiReading& k : view.kpis) {
     if (k.slot != slot) continue;
-    d["kpis"].push_back({{"kpi", k.kpi},
-                         {"family", k.family},
-                         {"workload", k.workload},
-                         {"count", k.count},
-                         {"sum", k.sum}});
+    d["kpis"].push_back({{"kpi", k.summary.kpi},
+                         {"family", k.summary.family},
+                         {"workload", k.summary.workload},
+                         {"count", k.summary.count},
+                         {"sum", k.summary.sum}});
   }
   return d;
 }
@@ -275,6 +275,11 @@ Result<std::string> DiagnosisBody(const http::Request& request, const View& view
   }
   *is_text = format == "text";
   std::vector<analysis::GpuDiagnosis> chosen = view.diagnoses;
+  for (analysis::GpuDiagnosis& d : chosen) {
+    for (const KpiReading& k : view.kpis) {
+      if (k.slot == d.slot) d.kpis.push_back(k.summary);
+    }
+  }
   const std::string_view gpu = request.QueryValue("gpu");
   if (!gpu.empty() || !request.QueryValue("gi").empty()) {
     Result<std::vector<std::size_t>> slots =

@@ -47,14 +47,13 @@ struct AgentInfo {
 
 // One application KPI of one device: the totals of a histogram (count and sum
 // since the sender started; counters have count 0) that the application sent
-// over OTLP, attributed to the device's slot. The page turns successive totals
-// into per-interval means (step time, request latency).
+// over OTLP, attributed to the device's slot, with the kpi_regression
+// judgement when there is one. The page turns successive totals into
+// per-interval means (step time, request latency); /api/v1/diagnosis lists
+// them under their device.
 struct KpiReading {
   std::size_t slot = 0;  // position in Snapshot::gpus
-  std::string kpi;       // "step_duration", "request_duration", ...
-  std::string family;    // the Prometheus family it is exported as
-  std::string workload;
-  double count = 0, sum = 0;
+  analysis::KpiSummary summary;
 };
 
 // What one request reads: one cycle's published state.

@@ -208,21 +208,64 @@ TEST(Diagnose, MemoryBandwidthBound) {
   EXPECT_TRUE(fa[0].fallback);
 }
 
-TEST(Diagnose, IdleHeldNeedsProcessesAndTime) {
+// Issue 12's case: a job that stopped a while ago, still holding its memory,
+// is idle-held once the trailing idle run reaches idle_held_seconds, however
+// busy the window was before it; the verdict says what the window shows.
+TEST(Diagnose, IdleHeldFiresOnTheTrailingIdleRun) {
   FakeGpu g = MakeGpu(true);
-  g.latest.processes.push_back({1234, "python3", static_cast<uint64_t>(20 * kGiB), {}, {}});
-  Fill(g, 300,
-       [](int i, Level& l) { l.util = i < 60 ? 98 : 0, l.sm = i < 60 ? 85 : 0, l.used_gib = 20; });
+  g.latest.processes.push_back({1234, "python3", static_cast<uint64_t>(60 * kGiB), {}, {}});
+  Fill(g, 300, [](int i, Level& l) {
+    l.util = i < 100 ? 98 : 0, l.sm = i < 100 ? 85 : 0, l.used_gib = 60;
+  });
   std::vector<Finding> f = DiagnoseGpu(g);
-  // The GPU worked in the first minute: idle only 80% of the window.
-  EXPECT_EQ(FindKind(f, FindingKind::kIdleHeld), nullptr);
-  DiagnoseOptions o;
-  o.window_seconds = 200;
-  f = DiagnoseGpu(g, o);
   ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kIdleHeld));
-  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("hold 20.0 GiB"));
+  EXPECT_THAT(f[0].verdict,
+              ::testing::HasSubstr("idle for the last 3m20s after 1m40s at 98% utilization"));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("hold 60.0 GiB"));
+  const Evidence* idle = FindEvidence(f[0], "idle_seconds");
+  ASSERT_NE(idle, nullptr);
+  EXPECT_DOUBLE_EQ(idle->value, 200);
+  EXPECT_DOUBLE_EQ(idle->threshold, 180);
   g.latest.processes.clear();
-  EXPECT_THAT(Kinds(DiagnoseGpu(g, o)), ElementsAre(FindingKind::kIdle));
+  f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kIdle));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("idle for the last 3m20s"));
+}
+
+// Idle for two minutes after three of load: too early for idle-held, and no
+// other finding; the window is described as idle, never as a steady load.
+TEST(Diagnose, RecentlyIdleIsNotASteadyLoad) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.processes.push_back({1234, "python3", static_cast<uint64_t>(60 * kGiB), {}, {}});
+  Fill(g, 300, [](int i, Level& l) {
+    l.util = i < 180 ? 60 : 0, l.sm = i < 180 ? 40 : 0, l.used_gib = 60;
+  });
+  EXPECT_TRUE(DiagnoseGpu(g).empty());
+  std::string what = DescribeActivity(g.info, g.points, g.latest, {});
+  EXPECT_THAT(what, ::testing::HasSubstr("idle for the last 2m00s after 3m00s at 60% utilization"));
+  EXPECT_THAT(what, ::testing::HasSubstr("60.0 GiB held (idle-held after 3m00s)"));
+  EXPECT_THAT(what, ::testing::Not(::testing::HasSubstr("steady")));
+  FakeGpu steady = MakeGpu(true);
+  Fill(steady, 300, [](int, Level& l) { l.util = 60, l.sm = 40; });
+  EXPECT_THAT(DescribeActivity(steady.info, steady.points, steady.latest, {}),
+              ::testing::HasSubstr("moderate, steady load: utilization 60%"));
+}
+
+// A limit that began 40 s before the end fills 13% of a 5-minute window: the
+// rules also judge the recent part, so it is found now, not minutes later.
+TEST(Diagnose, RecentPowerCapIsFoundOverTheRecentSpan) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) {
+    if (i >= 260) l.reasons = 0x4, l.clock = 1500, l.power = 690;
+  });
+  std::vector<Finding> f = DiagnoseGpu(g);
+  const Finding* cap = FindKind(f, FindingKind::kPowerCap);
+  ASSERT_NE(cap, nullptr);
+  EXPECT_THAT(cap->verdict, ::testing::HasSubstr("100% of the last 30s"));
+  EXPECT_EQ(FindKind(f, FindingKind::kComputeBound), nullptr);
+  DiagnoseOptions whole_only;
+  whole_only.recent_seconds = 0;
+  EXPECT_EQ(FindKind(DiagnoseGpu(g, whole_only), FindingKind::kPowerCap), nullptr);
 }
 
 TEST(Diagnose, ShortWindowGivesNothing) {

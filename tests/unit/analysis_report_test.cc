@@ -128,8 +128,78 @@ TEST(Report, SelectsSlotsAndWritesJson) {
   EXPECT_EQ(g["index"], 1);
   EXPECT_EQ(g["findings"][0]["kind"], "idle_held");
   EXPECT_GT(g["findings"][0]["confidence"].get<double>(), 0.5);
-  EXPECT_EQ(g["findings"][0]["evidence"][0]["signal"], "idle_share");
+  // Idle-held rests on the trailing idle run (idle_held_seconds).
+  EXPECT_EQ(g["findings"][0]["evidence"][0]["signal"], "idle_seconds");
   EXPECT_EQ(g["findings"][0]["evidence"][0]["comparison"], ">=");
+  EXPECT_FALSE(g.contains("activity"));
+}
+
+// A GPU idle for the last minute after four of load has no finding yet; the
+// report says what the window shows instead of "moderate, steady load".
+TEST(Report, NoFindingLineDescribesARecentlyIdleWindow) {
+  Node node;
+  FakeGpu g = MakeGpu(true);
+  g.latest.processes.push_back({77, "python3", static_cast<uint64_t>(60 * kGiB), {}, {}});
+  Fill(g, 300, [](int i, Level& l) {
+    l.util = i < 240 ? 55 : 0, l.sm = i < 240 ? 40 : 0, l.used_gib = 60;
+  });
+  AddGpu(node, g, 0);
+  std::vector<GpuDiagnosis> r = RunDiagnose(node.snapshot, node.window, {});
+  ASSERT_EQ(r.size(), 1u);
+  ASSERT_TRUE(r[0].findings.empty());
+  std::string text = FormatText(r);
+  EXPECT_THAT(text, HasSubstr("no bottleneck found: idle for the last 1m00s after 4m00s at 55% "
+                              "utilization, 60.0 GiB held (idle-held after 3m00s)"));
+  EXPECT_THAT(text, Not(HasSubstr("steady")));
+  nlohmann::json j = nlohmann::json::parse(FormatJson(r));
+  EXPECT_THAT(j["gpus"][0]["activity"].get<std::string>(), HasSubstr("idle for the last 1m00s"));
+}
+
+// Under min_span_seconds of window the report says so, without a load verdict.
+TEST(Report, ShortWindowSaysNoVerdictYet) {
+  Node node;
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 11, [](int, Level& l) { l.util = 50; });
+  AddGpu(node, g, 0);
+  std::string text = FormatText(RunDiagnose(node.snapshot, node.window, {}));
+  EXPECT_THAT(text, HasSubstr("no verdict yet: the window covers 10 s of the 30 s the diagnosis "
+                              "needs"));
+  EXPECT_THAT(text, Not(HasSubstr("load")));
+}
+
+// The agent's KPIs (serve's OTLP receiver) print under their GPU, before its
+// findings, with the kpi_regression verdict; JSON carries them per GPU.
+TEST(Report, KpisPrintUnderTheirGpu) {
+  Node node;
+  MakeNode(node);
+  std::vector<GpuDiagnosis> r = RunDiagnose(node.snapshot, node.window, {});
+  ASSERT_EQ(r.size(), 2u);
+  KpiSummary step;
+  step.kpi = "step_duration";
+  step.family = "gpuscope_app_kpi_step_duration_seconds";
+  step.workload = "train-a";
+  step.count = 400, step.sum = 100;
+  step.recent_mean = 0.3, step.baseline_mean = 0.2, step.change = 0.5, step.regressed = true;
+  step.verdict =
+      "kpi_regression: step_duration of train-a rose 50% (...); coincides with "
+      "thermal_throttle on this GPU";
+  r[0].kpis.push_back(step);
+  std::string text = FormatText(r);
+  std::size_t gpu0 = text.find("GPU 0:"), gpu1 = text.find("GPU 1:");
+  std::size_t kpi = text.find("  kpi step_duration of train-a: mean 0.25 s over 400 observations");
+  ASSERT_NE(kpi, std::string::npos) << text;
+  EXPECT_LT(gpu0, kpi);
+  EXPECT_LT(kpi, text.find("[thermal_throttle]"));
+  EXPECT_LT(kpi, gpu1);
+  EXPECT_THAT(text, HasSubstr("    kpi_regression: step_duration of train-a rose 50%"));
+  EXPECT_EQ(text.find("kpi ", gpu1), std::string::npos);
+  nlohmann::json j = nlohmann::json::parse(FormatJson(r));
+  const auto& k = j["gpus"][0]["kpis"][0];
+  EXPECT_EQ(k["kpi"], "step_duration");
+  EXPECT_DOUBLE_EQ(k["mean"].get<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(k["change"].get<double>(), 0.5);
+  EXPECT_EQ(k["regressed"], true);
+  EXPECT_FALSE(j["gpus"][1].contains("kpis"));
 }
 
 TEST(Monitor, BottleneckFamiliesCoverEveryKind) {

@@ -48,6 +48,37 @@ TEST(CliDiagnoseArgs, RejectsBadInput) {
   EXPECT_FALSE(ParseDiagnoseArgs({"--verbose"}).ok());
 }
 
+TEST(CliDiagnoseArgs, AgentTakesTlsAndAuthButNoWindow) {
+  Result<DiagnoseArgs> a =
+      ParseDiagnoseArgs({"--agent", "https://node:9400", "--ca-file", "ca.pem", "--basic-auth-user",
+                         "ops", "--basic-auth-password-file", "pw", "-i", "2", "--json"});
+  ASSERT_TRUE(a.ok()) << a.status().message();
+  EXPECT_EQ(a->agent.url, "https://node:9400");
+  EXPECT_EQ(a->agent.ca_file, "ca.pem");
+  EXPECT_EQ(a->agent.username, "ops");
+  EXPECT_EQ(a->agent.password_file, "pw");
+  EXPECT_EQ(a->ids, "2");
+  EXPECT_TRUE(a->json);
+  Result<DiagnoseArgs> window = ParseDiagnoseArgs({"--agent", "http://x:9400", "--window", "1m"});
+  ASSERT_FALSE(window.ok());
+  EXPECT_THAT(window.status().message(), HasSubstr("--window does not go with --agent"));
+  EXPECT_FALSE(ParseDiagnoseArgs({"--agent", "http://x:9400", "--live"}).ok());
+  Result<DiagnoseArgs> stray = ParseDiagnoseArgs({"--ca-file", "ca.pem"});
+  ASSERT_FALSE(stray.ok());
+  EXPECT_THAT(stray.status().message(), HasSubstr("go with --agent"));
+}
+
+TEST(CliDiagnoseRun, AgentUrlMustBeHttp) {
+  std::ostringstream out, err;
+  Invocation inv;
+  inv.command = "diagnose";
+  inv.args = {"--agent", "ftp://node"};
+  inv.out = &out, inv.err = &err;
+  Status s = RunDiagnose(inv);
+  ASSERT_FALSE(s.ok());
+  EXPECT_THAT(s.message(), HasSubstr("--agent ftp://node: want an http:// or https:// URL"));
+}
+
 TEST(CliDiagnoseArgs, SimStartTime) {
   EXPECT_EQ(*SimStartTime(nullptr), 0);
   EXPECT_EQ(*SimStartTime(""), 0);

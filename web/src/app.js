@@ -276,7 +276,7 @@
     if (!g.findings.length) {
       box.append(el("p", {}, g.points < 2 ? "not enough samples in the window to diagnose"
                              : g.window_seconds < 30 ? "the diagnosis needs 30 s of window"
-                             : "no bottleneck found: moderate, steady load"));
+                             : "no bottleneck found" + (g.activity ? ": " + g.activity : "")));
     }
     for (const f of g.findings) box.append(findingView(f));
   }
