@@ -123,6 +123,8 @@ def main():
         base = serve.base
         pusher = Pusher("https://127.0.0.1:%d/v1/metrics" % otlp_port, context)
         pusher.start()
+        # The pusher runs until every check is done: a regression is judged on fresh
+        # points in its recent span (stopping it early made the text check flaky).
         try:
             last = []
 
@@ -140,45 +142,45 @@ def main():
                 print("last diagnose --agent --json: %s\nOTLP push errors: %s\nagent log:\n%s"
                       % (last, pusher.errors[:3], serve.output()[-3000:]))
                 raise
+
+            doc = json.loads(diagnose(base, "--json", ca=ca, auth=pw).stdout)
+            gpus = {g["index"]: g for g in doc["gpus"]}
+            check(set(gpus) == {0, 1}, sorted(gpus))
+            kpis = gpus[0]["kpis"]
+            check(len(kpis) == 1 and kpis[0]["kpi"] == "step_duration", kpis)
+            k = kpis[0]
+            check(abs(k["mean"] - k["sum"] / k["count"]) < 1e-9 and 0.1 < k["mean"] < 0.3, k)
+            # The baseline span saw only 0.1 s steps; the recent one some 0.3 s steps (it may
+            # still straddle the switch when the regression is first seen).
+            check(abs(k["baseline_mean"] - 0.1) < 1e-6 and 0.12 < k["recent_mean"] <= 0.3 + 1e-6, k)
+            check(k["regressed"] and abs(k["change"] - (k["recent_mean"] / k["baseline_mean"] - 1))
+                  < 1e-9, k)
+            check("no GPU cause found" in k["verdict"], k["verdict"])
+            check("kpis" not in gpus[1], gpus[1])
+
+            p = diagnose(base, ca=ca, auth=pw)
+            check(p.returncode == 0, p.stderr)
+            blocks = gpu_blocks(p.stdout)
+            check("  kpi step_duration" in blocks.get("GPU 0", ""), p.stdout)
+            check("kpi_regression: step_duration" in blocks["GPU 0"] and "rose" in blocks["GPU 0"],
+                  blocks["GPU 0"])
+            check("kpi " not in blocks.get("GPU 1", "x"), blocks.get("GPU 1"))
+            print(blocks["GPU 0"])
+
+            p = diagnose(base, "-i", "1", ca=ca, auth=pw)
+            check(p.returncode == 0 and list(gpu_blocks(p.stdout)) == ["GPU 1"], p.stdout)
+
+            p = diagnose(base, ca=ca, auth=None)
+            check(p.returncode != 0 and "HTTP 401" in p.stderr, (p.returncode, p.stderr))
+            p = diagnose(base, auth=pw)
+            check(p.returncode != 0 and "gpuscope agent at " + base in p.stderr,
+                  (p.returncode, p.stderr))
+            p = diagnose(base, "--window", "1m", ca=ca, auth=pw)
+            check(p.returncode != 0 and "does not go with --agent" in p.stderr, p.stderr)
         finally:
             pusher.stop_event.set()
             pusher.join(5)
         check(not pusher.errors, "OTLP pushes failed: %s" % pusher.errors[:3])
-
-        doc = json.loads(diagnose(base, "--json", ca=ca, auth=pw).stdout)
-        gpus = {g["index"]: g for g in doc["gpus"]}
-        check(set(gpus) == {0, 1}, sorted(gpus))
-        kpis = gpus[0]["kpis"]
-        check(len(kpis) == 1 and kpis[0]["kpi"] == "step_duration", kpis)
-        k = kpis[0]
-        check(abs(k["mean"] - k["sum"] / k["count"]) < 1e-9 and 0.1 < k["mean"] < 0.3, k)
-        # The baseline span saw only 0.1 s steps; the recent one some 0.3 s steps (it may
-        # still straddle the switch when the regression is first seen).
-        check(abs(k["baseline_mean"] - 0.1) < 1e-6 and 0.12 < k["recent_mean"] <= 0.3 + 1e-6, k)
-        check(k["regressed"] and abs(k["change"] - (k["recent_mean"] / k["baseline_mean"] - 1))
-              < 1e-9, k)
-        check("no GPU cause found" in k["verdict"], k["verdict"])
-        check("kpis" not in gpus[1], gpus[1])
-
-        p = diagnose(base, ca=ca, auth=pw)
-        check(p.returncode == 0, p.stderr)
-        blocks = gpu_blocks(p.stdout)
-        check("  kpi step_duration" in blocks.get("GPU 0", ""), p.stdout)
-        check("kpi_regression: step_duration" in blocks["GPU 0"] and "rose" in blocks["GPU 0"],
-              blocks["GPU 0"])
-        check("kpi " not in blocks.get("GPU 1", "x"), blocks.get("GPU 1"))
-        print(blocks["GPU 0"])
-
-        p = diagnose(base, "-i", "1", ca=ca, auth=pw)
-        check(p.returncode == 0 and list(gpu_blocks(p.stdout)) == ["GPU 1"], p.stdout)
-
-        p = diagnose(base, ca=ca, auth=None)
-        check(p.returncode != 0 and "HTTP 401" in p.stderr, (p.returncode, p.stderr))
-        p = diagnose(base, auth=pw)
-        check(p.returncode != 0 and "gpuscope agent at " + base in p.stderr,
-              (p.returncode, p.stderr))
-        p = diagnose(base, "--window", "1m", ca=ca, auth=pw)
-        check(p.returncode != 0 and "does not go with --agent" in p.stderr, p.stderr)
     print("diagnose --agent: KPIs and their regression under GPU 0 only, TLS and auth checked")
 
 
