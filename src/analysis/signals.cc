@@ -55,7 +55,7 @@ std::optional<double> Peak(const std::vector<WindowPoint>& points, const GpuSamp
   std::optional<double> best;
   if (latest.Has(m)) best = latest.Get(m);
   for (const WindowPoint& p : points) {
-    if (p.Has(m) && (!best || p.Get(m) > *best)) best = p.Get(m);
+    if (p.Has(m) && (!best || p.Max(m) > *best)) best = p.Max(m);
   }
   return best;
 }
@@ -73,14 +73,15 @@ void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
   s.gpm = s.sm_active.has_value();
   s.dram_active = SummaryOf(points, kDramActive, kPercent);
   s.mem_copy = SummaryOf(points, kMemCopyUtil, kPercent);
-  s.idle_share = ShareWhere(util, [](double v) { return v < kIdleUtil; });
-  s.gap_share = ShareWhere(util, [](double v) { return v < kGapUtil; });
-  s.busy_share = ShareWhere(util, [](double v) { return v >= kBusyUtil; });
-  s.gap_runs = CountRuns(util, [](double v) { return v < kGapUtil; });
-  s.trailing_idle_seconds = TrailingRunSeconds(util, [](double v) { return v < kIdleUtil; });
+  s.idle_share = ShareWhere(util, Below(kIdleUtil));
+  s.gap_share = ShareWhere(util, Below(kGapUtil));
+  s.busy_share = ShareWhere(util, AtLeast(kBusyUtil));
+  s.gap_runs = CountRuns(util, Below(kGapUtil));
+  s.trailing_idle_seconds = TrailingRunSeconds(util, Below(kIdleUtil));
   if (s.trailing_idle_seconds > 0) {
     // The points before the trailing idle run started.
-    double start = util.t.back() - s.trailing_idle_seconds + MedianSpacing(util);
+    double start = util.t.back() - s.trailing_idle_seconds +
+                   Weight(util, util.size() - 1, MedianSpacing(util));
     std::vector<bool> before(util.size());
     for (std::size_t i = 0; i < util.size(); ++i) before[i] = util.t[i] < start - 1e-9;
     s.util_before_idle = Summarize(Filter(util, before));
@@ -140,12 +141,9 @@ void PowerClockSignals(const std::vector<WindowPoint>& points, const GpuSample& 
   Series clock = Extract(busy, kSmClock);
   if (!clock.empty()) {
     s.clock_mean_mhz = Summarize(clock).mean;
-    std::size_t fifth = std::max<std::size_t>(1, clock.size() / 5);
-    double early = 0, late = 0;
-    for (std::size_t i = 0; i < fifth; ++i)
-      early += clock.v[i], late += clock.v[clock.size() - 1 - i];
-    s.clock_early_mhz = early / static_cast<double>(fifth);
-    s.clock_late_mhz = late / static_cast<double>(fifth);
+    auto [early, late] = HeadTailMeans(clock, 0.2);
+    s.clock_early_mhz = early;
+    s.clock_late_mhz = late;
   }
   bool counters = false;
   s.thermal_share =
@@ -166,17 +164,22 @@ Series LinkRate(const std::vector<WindowPoint>& points, Metric tx_rate, Metric r
   Series out;
   for (const WindowPoint& p : points) {
     if (!p.Has(tx_rate) && !p.Has(rx_rate)) continue;
-    out.t.push_back(p.t);
-    out.v.push_back(
-        std::max(p.Has(tx_rate) ? p.Get(tx_rate) : 0.0, p.Has(rx_rate) ? p.Get(rx_rate) : 0.0));
+    auto of = [&p](Metric m, double (WindowPoint::*get)(Metric) const) {
+      return p.Has(m) ? (p.*get)(m) : 0.0;
+    };
+    // The busier direction; its extremes bound those of the maximum.
+    out.Push(p.t, std::max(of(tx_rate, &WindowPoint::Get), of(rx_rate, &WindowPoint::Get)),
+             p.seconds, std::max(of(tx_rate, &WindowPoint::Min), of(rx_rate, &WindowPoint::Min)),
+             std::max(of(tx_rate, &WindowPoint::Max), of(rx_rate, &WindowPoint::Max)), 0);
   }
   if (!out.empty() || !tx_total || !rx_total) return out;
   Series tx = Extract(points, *tx_total), rx = Extract(points, *rx_total);
   for (std::size_t i = 1; i < tx.size() && i < rx.size(); ++i) {
     double dt = tx.t[i] - tx.t[i - 1];
     if (dt <= 0 || rx.t[i] != tx.t[i]) continue;
-    out.t.push_back(tx.t[i]);
-    out.v.push_back(std::max({0.0, (tx.v[i] - tx.v[i - 1]) / dt, (rx.v[i] - rx.v[i - 1]) / dt}));
+    // The mean rate since the previous point (counters hold their value at t).
+    const double rate = std::max({0.0, (tx.v[i] - tx.v[i - 1]) / dt, (rx.v[i] - rx.v[i - 1]) / dt});
+    out.Push(tx.t[i - 1], rate, dt, rate, rate, 0);
   }
   return out;
 }
@@ -187,7 +190,7 @@ std::optional<LinkSignals> Link(const Series& rate, double capacity) {
   l.capacity_bps = capacity;
   l.mean_bps = Summarize(rate).mean;
   l.mean_ratio = l.mean_bps / capacity;
-  l.busy_share = ShareWhere(rate, [capacity](double v) { return v >= kLinkBusyPoint * capacity; });
+  l.busy_share = ShareWhere(rate, AtLeast(kLinkBusyPoint * capacity));
   l.n = rate.size();
   return l;
 }

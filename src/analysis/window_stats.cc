@@ -5,12 +5,28 @@
 
 namespace gpuscope::analysis {
 
+void Series::Push(double time, double value, double seconds, double min, double max,
+                  double stddev) {
+  // Keep the optional vectors aligned with t and v once one is used.
+  const bool plain = seconds == 0 && min == value && max == value && stddev == 0;
+  if (plain && w.empty()) {
+    t.push_back(time), v.push_back(value);
+    return;
+  }
+  while (w.size() < v.size()) {
+    const std::size_t i = w.size();
+    w.push_back(0), lo.push_back(v[i]), hi.push_back(v[i]), sd.push_back(0);
+  }
+  t.push_back(time), v.push_back(value);
+  w.push_back(seconds), lo.push_back(min), hi.push_back(max), sd.push_back(stddev);
+}
+
 Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
   Series s;
   for (const WindowPoint& p : points) {
     if (!p.Has(m)) continue;
-    s.t.push_back(p.t);
-    s.v.push_back(p.Get(m) * scale);
+    s.Push(p.t, p.Get(m) * scale, p.seconds, p.Min(m) * scale, p.Max(m) * scale,
+           p.Stddev(m) * std::abs(scale));
   }
   return s;
 }
@@ -18,9 +34,7 @@ Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
 Series Filter(const Series& s, const std::vector<bool>& keep) {
   Series out;
   for (std::size_t i = 0; i < s.size() && i < keep.size(); ++i) {
-    if (!keep[i]) continue;
-    out.t.push_back(s.t[i]);
-    out.v.push_back(s.v[i]);
+    if (keep[i]) out.Push(s.t[i], s.v[i], s.W(i), s.Lo(i), s.Hi(i), s.Sd(i));
   }
   return out;
 }
@@ -35,14 +49,21 @@ Summary Summarize(const Series& s) {
   Summary out;
   out.n = s.size();
   if (s.empty()) return out;
-  out.min = *std::min_element(s.v.begin(), s.v.end());
-  out.max = *std::max_element(s.v.begin(), s.v.end());
-  double sum = 0;
-  for (double v : s.v) sum += v;
-  out.mean = sum / static_cast<double>(out.n);
+  const double spacing = MedianSpacing(s);
+  double total = 0, sum = 0;
+  out.min = s.Lo(0), out.max = s.Hi(0);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double w = Weight(s, i, spacing);
+    total += w, sum += w * s.v[i];
+    out.min = std::min(out.min, s.Lo(i)), out.max = std::max(out.max, s.Hi(i));
+  }
+  out.mean = total > 0 ? sum / total : s.v.back();
   double sq = 0;
-  for (double v : s.v) sq += (v - out.mean) * (v - out.mean);
-  out.stddev = std::sqrt(sq / static_cast<double>(out.n));
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double d = s.v[i] - out.mean, sd = s.Sd(i);
+    sq += Weight(s, i, spacing) * (d * d + sd * sd);
+  }
+  out.stddev = total > 0 ? std::sqrt(sq / total) : 0;
   return out;
 }
 
@@ -51,14 +72,19 @@ LinearFit FitLine(const Series& s) {
   fit.n = s.size();
   if (s.empty()) return fit;
   // Centre time for numerical stability (unix seconds are ~1.7e9).
-  double tm = 0, vm = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) tm += s.t[i], vm += s.v[i];
-  tm /= static_cast<double>(s.size());
-  vm /= static_cast<double>(s.size());
+  const double spacing = MedianSpacing(s);
+  double total = 0, tm = 0, vm = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double w = Weight(s, i, spacing);
+    total += w, tm += w * s.t[i], vm += w * s.v[i];
+  }
+  if (total <= 0) return fit;
+  tm /= total;
+  vm /= total;
   double stt = 0, stv = 0, svv = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    double dt = s.t[i] - tm, dv = s.v[i] - vm;
-    stt += dt * dt, stv += dt * dv, svv += dv * dv;
+    const double w = Weight(s, i, spacing), dt = s.t[i] - tm, dv = s.v[i] - vm;
+    stt += w * dt * dt, stv += w * dt * dv, svv += w * dv * dv;
   }
   fit.slope = stt > 0 ? stv / stt : 0;
   fit.intercept = vm - fit.slope * tm;
@@ -66,6 +92,24 @@ LinearFit FitLine(const Series& s) {
   fit.r2 = svv > 0 ? std::clamp(stv * stv / (stt * svv), 0.0, 1.0) : 1.0;
   if (stt <= 0) fit.r2 = 0;
   return fit;
+}
+
+std::pair<double, double> HeadTailMeans(const Series& s, double share) {
+  if (s.empty()) return {0, 0};
+  const double spacing = MedianSpacing(s);
+  double total = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) total += Weight(s, i, spacing);
+  const double want = std::max(total * share, 1e-9);
+  auto mean_over = [&](bool from_end) {
+    double took = 0, sum = 0;
+    for (std::size_t k = 0; k < s.size() && took < want; ++k) {
+      const std::size_t i = from_end ? s.size() - 1 - k : k;
+      const double w = std::min(Weight(s, i, spacing), want - took);
+      took += w, sum += w * s.v[i];
+    }
+    return took > 0 ? sum / took : s.v.front();
+  };
+  return {mean_over(false), mean_over(true)};
 }
 
 double MedianSpacing(const Series& s) {
@@ -76,45 +120,52 @@ double MedianSpacing(const Series& s) {
   return d[d.size() / 2];
 }
 
-namespace {
-
-// The interval each point stands for: up to the next point; the last one
-// for the median spacing (1 s when there is only one point).
 double Weight(const Series& s, std::size_t i, double spacing) {
+  if (s.W(i) > 0) return s.W(i);
   if (i + 1 < s.size()) return s.t[i + 1] - s.t[i];
   return spacing > 0 ? spacing : 1.0;
 }
 
+namespace {
+
+// Share of point i's time during which `c` held (see ShareWhere).
+double HeldShare(const Series& s, std::size_t i, Condition c) {
+  const double lo = s.Lo(i), hi = s.Hi(i);
+  if (c.Holds(lo) == c.Holds(hi)) return c.Holds(s.v[i]) ? 1 : 0;
+  const double low_share = hi > lo ? std::clamp((hi - s.v[i]) / (hi - lo), 0.0, 1.0) : 0.5;
+  return c.below ? low_share : 1 - low_share;
+}
+
 }  // namespace
 
-double ShareWhere(const Series& s, const std::function<bool(double)>& pred) {
+double ShareWhere(const Series& s, Condition c) {
   if (s.empty()) return 0;
   double spacing = MedianSpacing(s), total = 0, hit = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     double w = Weight(s, i, spacing);
     total += w;
-    if (pred(s.v[i])) hit += w;
+    hit += w * HeldShare(s, i, c);
   }
   return total > 0 ? hit / total : 0;
 }
 
-int CountRuns(const Series& s, const std::function<bool(double)>& pred) {
+int CountRuns(const Series& s, Condition c) {
   int runs = 0;
   bool in = false;
-  for (double v : s.v) {
-    bool now = pred(v);
-    if (now && !in) ++runs;
-    in = now;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const bool lo = c.Holds(s.Lo(i)), hi = c.Holds(s.Hi(i));
+    if ((lo || hi) && !in) ++runs;
+    in = lo && hi;  // a straddling bucket may end outside the run
   }
   return runs;
 }
 
-double TrailingRunSeconds(const Series& s, const std::function<bool(double)>& pred) {
-  if (s.empty() || !pred(s.v.back())) return 0;
+double TrailingRunSeconds(const Series& s, Condition c) {
+  auto throughout = [&](std::size_t i) { return c.Holds(s.Lo(i)) && c.Holds(s.Hi(i)); };
+  if (s.empty() || !throughout(s.size() - 1)) return 0;
   std::size_t first = s.size() - 1;
-  while (first > 0 && pred(s.v[first - 1])) --first;
-  double spacing = MedianSpacing(s);
-  return s.t.back() - s.t[first] + (spacing > 0 ? spacing : 1.0);
+  while (first > 0 && throughout(first - 1)) --first;
+  return s.t.back() - s.t[first] + Weight(s, s.size() - 1, MedianSpacing(s));
 }
 
 std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric m) {
@@ -128,8 +179,20 @@ std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric
 std::optional<double> ReasonShare(const std::vector<WindowPoint>& points, uint64_t mask) {
   Series s = Extract(points, Metric::kClockReasons);
   if (s.empty()) return std::nullopt;
-  return ShareWhere(
-      s, [mask](double v) { return (static_cast<uint64_t>(std::llround(v)) & mask) != 0; });
+  double spacing = MedianSpacing(s), total = 0, hit = 0;
+  std::size_t i = 0;
+  for (const WindowPoint& p : points) {
+    if (!p.Has(Metric::kClockReasons)) continue;
+    // The union of the bits' times is at least the longest of them (equal
+    // when they overlap, as software and hardware thermal slowdown do).
+    double share = 0;
+    for (unsigned bit = 0; bit < 64; ++bit) {
+      if (mask >> bit & 1) share = std::max(share, p.BitTimeShare(Metric::kClockReasons, bit));
+    }
+    const double w = Weight(s, i++, spacing);
+    total += w, hit += w * share;
+  }
+  return total > 0 ? hit / total : 0;
 }
 
 }  // namespace gpuscope::analysis

@@ -7,20 +7,41 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/window.h"
 
 namespace gpuscope::analysis {
 
-// One metric's present values over time, oldest first.
+// One metric's present values over time, oldest first. A window bucket
+// (include/gpuscope/window.h) brings the seconds it stands for and its
+// extremes and spread; the optional vectors are empty, or shorter, for plain
+// samples (w 0: the spacing to the next; lo = hi = v; sd 0).
 struct Series {
   std::vector<double> t, v;
+  std::vector<double> w, lo, hi, sd;
   bool empty() const { return v.empty(); }
   std::size_t size() const { return v.size(); }
+  double W(std::size_t i) const { return i < w.size() ? w[i] : 0; }
+  double Lo(std::size_t i) const { return i < lo.size() ? lo[i] : v[i]; }
+  double Hi(std::size_t i) const { return i < hi.size() ? hi[i] : v[i]; }
+  double Sd(std::size_t i) const { return i < sd.size() ? sd[i] : 0; }
+  // Appends a value standing for `seconds` (0: until the next), with its
+  // extremes and spread.
+  void Push(double time, double value, double seconds, double min, double max, double stddev);
+  void Push(double time, double value) { Push(time, value, 0, value, value, 0); }
 };
+
+// A threshold condition on values: v < threshold (below) or v >= threshold.
+struct Condition {
+  double threshold = 0;
+  bool below = true;
+  bool Holds(double v) const { return below ? v < threshold : v >= threshold; }
+};
+inline Condition Below(double threshold) { return {threshold, true}; }
+inline Condition AtLeast(double threshold) { return {threshold, false}; }
 
 struct Summary {
   std::size_t n = 0;
@@ -42,23 +63,38 @@ Series Filter(const Series& s, const std::vector<bool>& keep);
 // The points of `s` with t >= since.
 Series Since(const Series& s, double since);
 
+// Every point weighs the time it stands for (Weight): mean and standard
+// deviation are time-weighted (a bucket's own spread included), min and max
+// come from the extremes.
 Summary Summarize(const Series& s);
+// Weighted least squares, each point by the time it stands for.
 LinearFit FitLine(const Series& s);
+// Time-weighted means of the first and of the last `share` of the series's
+// time (the clock at the start and at the end of a window).
+std::pair<double, double> HeadTailMeans(const Series& s, double share);
 
-// Time-weighted share of the series span where pred holds (each point stands
-// for the interval up to the next one; the last for the median spacing).
-double ShareWhere(const Series& s, const std::function<bool(double)>& pred);
-// Number of maximal runs of consecutive points where pred holds.
-int CountRuns(const Series& s, const std::function<bool(double)>& pred);
-// Seconds from the start of the trailing run where pred holds to the last
-// point (plus one spacing); 0 when the last point fails pred.
-double TrailingRunSeconds(const Series& s, const std::function<bool(double)>& pred);
+// Seconds point i stands for: its w, else the spacing to the next point; the
+// last one's the median spacing (1 s when there is only one point).
+double Weight(const Series& s, std::size_t i, double spacing);
+
+// Time-weighted share of the series span where `c` holds. A bucket that
+// straddles the threshold counts the share a signal switching between its
+// min and max with its mean would spend there: exact for two-level signals
+// (busy and idle stretches), an estimate otherwise.
+double ShareWhere(const Series& s, Condition c);
+// Number of maximal runs of consecutive points where `c` holds; a bucket
+// that straddles the threshold holds at least one run start.
+int CountRuns(const Series& s, Condition c);
+// Seconds from the start of the trailing run where `c` holds throughout to
+// the end of the last point; 0 when the last point fails it.
+double TrailingRunSeconds(const Series& s, Condition c);
 
 // Increase per second of a cumulative counter between its first and last
 // present points; nullopt with fewer than two or no time between them.
 std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric m);
-// Share of the span during which any bit of `mask` was set in kClockReasons;
-// nullopt when the bitmask is absent.
+// Share of the span during which any bit of `mask` was set in kClockReasons
+// (in a bucket: the longest share of time of those bits); nullopt when the
+// bitmask is absent.
 std::optional<double> ReasonShare(const std::vector<WindowPoint>& points, uint64_t mask);
 
 // Median spacing of the series (seconds); 0 with fewer than two points.

@@ -1,29 +1,65 @@
 #include "gpuscope/window.h"
 
+#include <cmath>
+
+#include "collect/window_tiers.h"
+
 namespace gpuscope {
+
+const Spread* WindowPoint::SpreadOf(Metric m) const {
+  for (const Spread& s : spreads) {
+    if (s.metric == Index(m)) return &s;
+  }
+  return nullptr;
+}
+
+double WindowPoint::Min(Metric m) const {
+  const Spread* s = SpreadOf(m);
+  return s ? s->min : Get(m);
+}
+
+double WindowPoint::Max(Metric m) const {
+  const Spread* s = SpreadOf(m);
+  return s ? s->max : Get(m);
+}
+
+double WindowPoint::Stddev(Metric m) const {
+  const Spread* s = SpreadOf(m);
+  return s ? s->stddev : 0;
+}
+
+double WindowPoint::BitTimeShare(Metric m, unsigned bit) const {
+  if (!Has(m) || bit >= 64) return 0;
+  const uint64_t mask = uint64_t{1} << bit;
+  if (static_cast<uint64_t>(std::llround(Min(m))) & mask) return 1;
+  for (const BitShare& b : bit_shares) {
+    if (b.metric == Index(m) && b.bit == bit) return b.share;
+  }
+  return 0;
+}
+
+Window::Window(Options options) : options_(std::move(options)) {
+  if (options_.recent_points < 2) options_.recent_points = 2;
+  if (options_.levels.empty()) options_.levels.push_back({10, options_.span_seconds});
+}
+
+Window::~Window() = default;
 
 void Window::Append(std::size_t gpu, const WindowPoint& point) {
   std::lock_guard lock(mu_);
-  if (gpus_.size() <= gpu) gpus_.resize(gpu + 1);
-  std::deque<WindowPoint>& points = gpus_[gpu];
-  if (!points.empty() && point.t - points.back().t < options_.resolution_seconds &&
-      points.size() > 1 &&
-      points.back().t - points[points.size() - 2].t < options_.resolution_seconds) {
-    points.back() = point;  // keep spacing >= resolution, newest values win
-  } else {
-    points.push_back(point);
-  }
-  while (!points.empty() && points.front().t < point.t - options_.span_seconds) points.pop_front();
+  while (gpus_.size() <= gpu) gpus_.push_back(std::make_unique<WindowTiers>(options_));
+  gpus_[gpu]->Append(point);
 }
 
 std::vector<WindowPoint> Window::Points(std::size_t gpu, double since) const {
   std::lock_guard lock(mu_);
-  std::vector<WindowPoint> out;
-  if (gpu >= gpus_.size()) return out;
-  for (const WindowPoint& p : gpus_[gpu]) {
-    if (p.t >= since) out.push_back(p);
-  }
-  return out;
+  if (gpu >= gpus_.size()) return {};
+  return gpus_[gpu]->Points(since);
+}
+
+std::size_t Window::HeldPoints(std::size_t gpu) const {
+  std::lock_guard lock(mu_);
+  return gpu < gpus_.size() ? gpus_[gpu]->Held() : 0;
 }
 
 std::size_t Window::gpu_count() const {

@@ -34,11 +34,11 @@ TEST(WindowStats, LeastSquaresSlope) {
 
 TEST(WindowStats, SharesRunsAndTrailing) {
   Series s = Make({0, 1, 2, 3, 4, 5, 6, 7}, {0, 0, 9, 9, 0, 9, 0, 0});
-  auto low = [](double v) { return v < 1; };
+  const Condition low = Below(1);
   EXPECT_DOUBLE_EQ(ShareWhere(s, low), 5.0 / 8);
   EXPECT_EQ(CountRuns(s, low), 3);
   EXPECT_DOUBLE_EQ(TrailingRunSeconds(s, low), 2);
-  EXPECT_DOUBLE_EQ(TrailingRunSeconds(s, [](double v) { return v > 1; }), 0);
+  EXPECT_DOUBLE_EQ(TrailingRunSeconds(s, AtLeast(1)), 0);
 }
 
 TEST(WindowStats, CounterRateAndReasonBits) {

@@ -164,7 +164,7 @@ TEST(CollectIntegralsTest, EnergyFromPowerWithoutCounter) {
 }
 
 TEST(CollectWindowTest, BoundedBySpanAndResolution) {
-  Window window(Window::Options{10, 1});
+  Window window(Window::Options{10, 2});
   WindowPoint p;
   for (int i = 0; i <= 100; ++i) {
     p.t = i * 0.25;

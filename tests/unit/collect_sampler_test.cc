@@ -271,8 +271,9 @@ TEST(CollectSamplerTest, WindowStaysBounded) {
     sampler.SampleOnce();
   }
   const auto points = sampler.window().Points(0);
+  // Cycles 0.5 s apart (a 1 s cadence with its half-interval slack) are kept.
   EXPECT_GE(points.size(), 5u);
-  EXPECT_LE(points.size(), 7u);
+  EXPECT_LE(points.size(), 11u);
   EXPECT_LE(points.back().t - points.front().t, 5.0);
   EXPECT_EQ(points.back().t, clock.now);
   EXPECT_TRUE(points.back().Has(Metric::kGpuUtil));
