@@ -8,7 +8,7 @@ namespace {
 constexpr double kDay = 86400.0;
 
 // Channels of Noise01 at step -1 (before any integration step).
-enum Channel : unsigned { kBusyShare = 500, kReplays, kEcc, kLinkBase = 600 };
+enum Channel : unsigned { kBusyShare = 500, kReplays, kEcc, kLinkBase = 600, kLinkErrBase = 700 };
 
 double Draw(const PhysicsInput& in, unsigned channel) {
   return Noise01(in.seed, in.gpu, -1, channel);
@@ -44,10 +44,11 @@ void ApplyDriverHistory(const PhysicsInput& in, GpuState& s) {
   for (unsigned l = 0; l < links; ++l) {
     double share = LinkWeight(in, l) / weights;
     s.nvlink_tx_kib[l] += kib * share, s.nvlink_rx_kib[l] += kib * share;
-    // No CRC, replay or recovery history: the lean profile shows a link's
-    // series once any counter is non-zero, so a history on some links would
-    // put a healthy node over its series budget (until the profile judges
-    // links by what grew since the agent started, a healthy link reads 0).
+    // CRC errors a healthy link corrects by replaying: on about one link in
+    // six, a few a day; the others read 0. Replay and recovery counts stay 0
+    // (they would read as a link problem).
+    double err = Draw(in, kLinkErrBase + l);
+    if (err < 1.0 / 6) s.link_errors[l].crc_flit += std::floor(1 + up / kDay * 36 * err);
   }
 }
 
