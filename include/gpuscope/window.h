@@ -9,10 +9,12 @@
 //  - older ones merged into buckets, aligned to multiples of each level's
 //    width: a point leaving the recent tier joins the finest level whose
 //    horizon (age) still covers it, and a bucket older than its level's
-//    horizon joins the next level. Defaults: 1 s buckets up to 60 s old, 10 s
+//    horizon joins the next level. Defaults: 1 s buckets up to 60 s old, 20 s
 //    buckets up to the span.
 // So a GPU holds at most recent_points + sum(horizon / width) points (plus one
-// open bucket per level): 120 + 60 + 60 by default, at 100 ms or at 1 s.
+// open bucket per level): 60 + 60 + 30 by default, at 100 ms or at 1 s. So
+// the last minute is at full resolution at 1 s, and at 1 s buckets (mean,
+// extremes and spread of the samples) or better at faster cadences.
 //
 // A point stands for the time from its `t` to the next point. `seconds` says
 // how long that is (Points() fills it for samples too; the newest gets the
@@ -90,9 +92,9 @@ class Window {
   struct Options {
     double span_seconds = 600;      // how far back points are kept
     double resolution_seconds = 1;  // the sampler's cadence (see the contract)
-    std::size_t recent_points = 120;
+    std::size_t recent_points = 60;
     // Finest first; the last level keeps its buckets until the span.
-    std::vector<Level> levels = {{1, 60}, {10, 600}};
+    std::vector<Level> levels = {{1, 60}, {20, 600}};
   };
   explicit Window(Options options);
   ~Window();

@@ -65,8 +65,11 @@ TEST(WindowTiersAnalysis, TwoLevelSignalInsideBucketsKeepsItsShareAndRuns) {
   Summary s = Summarize(util);
   EXPECT_NEAR(s.mean, 0.3 * 0.02 + 0.7 * 0.96, 0.01);
   EXPECT_NEAR(s.stddev, 0.94 * std::sqrt(0.3 * 0.7), 0.01);
-  // 60 gaps: each one still starts a run where it falls inside a bucket.
-  EXPECT_NEAR(CountRuns(util, Below(kGapUtil)), 60, 2);
+  // The last minute (recent points and 1 s buckets) counts its 6 gaps
+  // exactly; older, each 20 s bucket holding gaps counts at least one.
+  const double last = util.t.back();
+  EXPECT_EQ(CountRuns(Since(util, last - 59.95), Below(kGapUtil)), 6);
+  EXPECT_NEAR(CountRuns(util, Below(kGapUtil)), 6 + 540 / 20, 2);
 }
 
 // The same 1 s history at 100 ms (ten equal samples a second) through the
