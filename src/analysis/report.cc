@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/signals.h"
 #include "gpuscope/attribution_json.h"
 
 namespace gpuscope::analysis {
@@ -103,13 +104,7 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     GpuDiagnosis d;
     d.slot = slot;
     d.info = snapshot.gpus[slot];
-    std::vector<WindowPoint> used;
-    if (!points.empty()) {
-      double since = points.back().t - options.diagnose.window_seconds;
-      for (const WindowPoint& p : points) {
-        if (p.t >= since) used.push_back(p);
-      }
-    }
+    std::vector<WindowPoint> used = TrailingPoints(points, options.diagnose.window_seconds);
     d.points = used.size();
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
     d.utilization = std::any_of(used.begin(), used.end(),

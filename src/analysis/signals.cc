@@ -239,7 +239,8 @@ std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, 
   double since = points.back().t - window;
   std::vector<WindowPoint> out;
   for (const WindowPoint& p : points) {
-    if (p.t >= since) out.push_back(p);
+    // A bucket that straddles the start is in: the window covers all of it.
+    if (p.t >= since || (p.samples > 1 && p.t + p.seconds > since)) out.push_back(p);
   }
   return out;
 }

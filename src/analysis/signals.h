@@ -76,7 +76,8 @@ struct Signals {
   double held_bytes = 0;
 };
 
-// The points within options.window_seconds of the last one.
+// The points within `window` seconds of the last one, and a bucket that
+// straddles that start.
 std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, double window);
 
 Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,

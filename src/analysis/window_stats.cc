@@ -5,28 +5,32 @@
 
 namespace gpuscope::analysis {
 
-void Series::Push(double time, double value, double seconds, double min, double max,
-                  double stddev) {
+void Series::Push(double time, double value, double seconds, double min, double max, double stddev,
+                  double offset) {
   // Keep the optional vectors aligned with t and v once one is used.
-  const bool plain = seconds == 0 && min == value && max == value && stddev == 0;
+  const bool plain = seconds == 0 && min == value && max == value && stddev == 0 && offset == 0;
   if (plain && w.empty()) {
     t.push_back(time), v.push_back(value);
     return;
   }
   while (w.size() < v.size()) {
     const std::size_t i = w.size();
-    w.push_back(0), lo.push_back(v[i]), hi.push_back(v[i]), sd.push_back(0);
+    w.push_back(0), lo.push_back(v[i]), hi.push_back(v[i]), sd.push_back(0), mid.push_back(0);
   }
   t.push_back(time), v.push_back(value);
   w.push_back(seconds), lo.push_back(min), hi.push_back(max), sd.push_back(stddev);
+  mid.push_back(offset);
 }
 
 Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
   Series s;
   for (const WindowPoint& p : points) {
     if (!p.Has(m)) continue;
+    // A bucket's gauge is the mean over its time; a counter its value at t.
+    const bool mean = p.samples > 1 && Def(m).native.type != MetricType::kCounter &&
+                      Def(m).dcgm.type != MetricType::kCounter;
     s.Push(p.t, p.Get(m) * scale, p.seconds, p.Min(m) * scale, p.Max(m) * scale,
-           p.Stddev(m) * std::abs(scale));
+           p.Stddev(m) * std::abs(scale), mean ? p.seconds / 2.0 : 0);
   }
   return s;
 }
@@ -34,7 +38,7 @@ Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
 Series Filter(const Series& s, const std::vector<bool>& keep) {
   Series out;
   for (std::size_t i = 0; i < s.size() && i < keep.size(); ++i) {
-    if (keep[i]) out.Push(s.t[i], s.v[i], s.W(i), s.Lo(i), s.Hi(i), s.Sd(i));
+    if (keep[i]) out.Push(s.t[i], s.v[i], s.W(i), s.Lo(i), s.Hi(i), s.Sd(i), s.At(i) - s.t[i]);
   }
   return out;
 }
@@ -76,14 +80,14 @@ LinearFit FitLine(const Series& s) {
   double total = 0, tm = 0, vm = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
     const double w = Weight(s, i, spacing);
-    total += w, tm += w * s.t[i], vm += w * s.v[i];
+    total += w, tm += w * s.At(i), vm += w * s.v[i];
   }
   if (total <= 0) return fit;
   tm /= total;
   vm /= total;
   double stt = 0, stv = 0, svv = 0;
   for (std::size_t i = 0; i < s.size(); ++i) {
-    const double w = Weight(s, i, spacing), dt = s.t[i] - tm, dv = s.v[i] - vm;
+    const double w = Weight(s, i, spacing), dt = s.At(i) - tm, dv = s.v[i] - vm;
     stt += w * dt * dt, stv += w * dt * dv, svv += w * dv * dv;
   }
   fit.slope = stt > 0 ? stv / stt : 0;

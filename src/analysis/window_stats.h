@@ -22,15 +22,18 @@ namespace gpuscope::analysis {
 struct Series {
   std::vector<double> t, v;
   std::vector<double> w, lo, hi, sd;
+  std::vector<double> mid;  // seconds from t to when the value holds: a bucket's mean, half
   bool empty() const { return v.empty(); }
   std::size_t size() const { return v.size(); }
   double W(std::size_t i) const { return i < w.size() ? w[i] : 0; }
   double Lo(std::size_t i) const { return i < lo.size() ? lo[i] : v[i]; }
   double Hi(std::size_t i) const { return i < hi.size() ? hi[i] : v[i]; }
   double Sd(std::size_t i) const { return i < sd.size() ? sd[i] : 0; }
+  double At(std::size_t i) const { return t[i] + (i < mid.size() ? mid[i] : 0); }
   // Appends a value standing for `seconds` (0: until the next), with its
-  // extremes and spread.
-  void Push(double time, double value, double seconds, double min, double max, double stddev);
+  // extremes and spread; a mean over the interval holds `offset` after time.
+  void Push(double time, double value, double seconds, double min, double max, double stddev,
+            double offset = 0);
   void Push(double time, double value) { Push(time, value, 0, value, value, 0); }
 };
 
@@ -67,7 +70,8 @@ Series Since(const Series& s, double since);
 // deviation are time-weighted (a bucket's own spread included), min and max
 // come from the extremes.
 Summary Summarize(const Series& s);
-// Weighted least squares, each point by the time it stands for.
+// Weighted least squares, each point by the time it stands for, at the time
+// its value holds (a bucket's middle).
 LinearFit FitLine(const Series& s);
 // Time-weighted means of the first and of the last `share` of the series's
 // time (the clock at the start and at the end of a window).
