@@ -169,7 +169,12 @@ double TrailingRunSeconds(const Series& s, Condition c) {
   if (s.empty() || !throughout(s.size() - 1)) return 0;
   std::size_t first = s.size() - 1;
   while (first > 0 && throughout(first - 1)) --first;
-  return s.t.back() - s.t[first] + Weight(s, s.size() - 1, MedianSpacing(s));
+  const double spacing = MedianSpacing(s);
+  double seconds = s.t.back() - s.t[first] + Weight(s, s.size() - 1, spacing);
+  // A bucket just before the run that held `c` for part of its time: the run
+  // began inside it, its held share at its end (exact for a step).
+  if (first > 0) seconds += HeldShare(s, first - 1, c) * Weight(s, first - 1, spacing);
+  return seconds;
 }
 
 std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric m) {

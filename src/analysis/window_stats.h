@@ -90,7 +90,8 @@ double ShareWhere(const Series& s, Condition c);
 // that straddles the threshold holds at least one run start.
 int CountRuns(const Series& s, Condition c);
 // Seconds from the start of the trailing run where `c` holds throughout to
-// the end of the last point; 0 when the last point fails it.
+// the end of the last point, plus the held share of a bucket just before it
+// (the run began inside that bucket); 0 when the last point fails it.
 double TrailingRunSeconds(const Series& s, Condition c);
 
 // Increase per second of a cumulative counter between its first and last
