@@ -98,17 +98,7 @@ Status ReportOption(const Option& o, BaselineArgs& out) {
     c.url = o.value;
   } else if (o.flag == "--workload") {
     out.report.workload = o.value;
-  } else if (o.flag == "--ca-file") {
-    c.ca_file = o.value;
-  } else if (o.flag == "--cert-file") {
-    c.cert_file = o.value;
-  } else if (o.flag == "--key-file") {
-    c.key_file = o.value;
-  } else if (o.flag == "--basic-auth-user") {
-    c.username = o.value;
-  } else if (o.flag == "--basic-auth-password-file") {
-    c.password_file = o.value;
-  } else {
+  } else if (!TakeClientOption(o, c)) {
     return UnknownOption(o, "baseline");
   }
   return Status::Ok();

@@ -120,17 +120,7 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
           out.ids = o.value;
         } else if (o.flag == "--agent") {
           c.url = o.value;
-        } else if (o.flag == "--ca-file") {
-          c.ca_file = o.value;
-        } else if (o.flag == "--cert-file") {
-          c.cert_file = o.value;
-        } else if (o.flag == "--key-file") {
-          c.key_file = o.value;
-        } else if (o.flag == "--basic-auth-user") {
-          c.username = o.value;
-        } else if (o.flag == "--basic-auth-password-file") {
-          c.password_file = o.value;
-        } else {
+        } else if (!TakeClientOption(o, c)) {
           return UnknownOption(o, "diagnose");
         }
         return Status::Ok();

@@ -32,6 +32,17 @@ Status ForEachOption(const std::vector<std::string>& args, std::string_view comm
   return Status::Ok();
 }
 
+bool TakeClientOption(const Option& option, baseline::ClientOptions& client) {
+  std::string* field = option.flag == "--ca-file"                    ? &client.ca_file
+                       : option.flag == "--cert-file"                ? &client.cert_file
+                       : option.flag == "--key-file"                 ? &client.key_file
+                       : option.flag == "--basic-auth-user"          ? &client.username
+                       : option.flag == "--basic-auth-password-file" ? &client.password_file
+                                                                     : nullptr;
+  if (field != nullptr) *field = option.value;
+  return field != nullptr;
+}
+
 Status UnknownOption(const Option& option, std::string_view command) {
   const std::string name(command);
   return Status::InvalidArgument("Unknown option \"" + option.raw + "\" for gpuscope " + name +

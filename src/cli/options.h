@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baseline/prom_client.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::cli {
@@ -29,6 +30,12 @@ using OptionHandler = std::function<Status(const Option&)>;
 Status ForEachOption(const std::vector<std::string>& args, std::string_view command,
                      std::initializer_list<std::string_view> value_flags,
                      const OptionHandler& handle);
+
+// The options of a command that reads an HTTP server (baseline's Prometheus,
+// diagnose's agent): --ca-file, --cert-file, --key-file, --basic-auth-user,
+// --basic-auth-password-file, all taking a value. Stores `option` in `client`
+// and returns true when it is one of them.
+bool TakeClientOption(const Option& option, baseline::ClientOptions& client);
 
 // "Unknown option "--x" for gpuscope <command>; see gpuscope <command> --help."
 Status UnknownOption(const Option& option, std::string_view command);
