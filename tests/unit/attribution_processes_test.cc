@@ -12,14 +12,6 @@
 namespace gpuscope::attribution {
 namespace {
 
-GpuInfo Gpu(unsigned index) {
-  GpuInfo gpu;
-  gpu.index = index;
-  gpu.minor_number = index;
-  gpu.uuid = "GPU-" + std::to_string(index);
-  return gpu;
-}
-
 std::string Hex(char c) { return std::string(64, c); }
 
 class ProcessAttributionTest : public KubeletTest {

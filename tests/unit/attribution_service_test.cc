@@ -6,14 +6,6 @@
 namespace gpuscope::attribution {
 namespace {
 
-GpuInfo Gpu(unsigned index) {
-  GpuInfo gpu;
-  gpu.index = index;
-  gpu.minor_number = index;
-  gpu.uuid = "GPU-" + std::to_string(index);
-  return gpu;
-}
-
 // Waits until `done` holds or 20 s pass (a loaded machine is slow, never wrong).
 template <typename F>
 bool WaitFor(F done) {

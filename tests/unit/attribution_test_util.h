@@ -11,8 +11,18 @@
 
 #include "attribution/kubelet.h"
 #include "fake_kubelet.h"
+#include "gpuscope/snapshot.h"
 
 namespace gpuscope::attribution {
+
+// A whole GPU numbered `index` (uuid "GPU-<index>").
+inline GpuInfo Gpu(unsigned index) {
+  GpuInfo gpu;
+  gpu.index = index;
+  gpu.minor_number = index;
+  gpu.uuid = "GPU-" + std::to_string(index);
+  return gpu;
+}
 
 class KubeletTest : public ::testing::Test {
  protected:

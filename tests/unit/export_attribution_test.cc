@@ -12,15 +12,7 @@ namespace gpuscope::prom {
 namespace {
 
 using testing::FullSnapshot;
-
-std::vector<std::string> Lines(const std::string& body, std::string_view prefix) {
-  std::vector<std::string> out;
-  std::istringstream in(body);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(prefix)) out.push_back(line);
-  }
-  return out;
-}
+using testing::Lines;
 
 AttributionPtr ThreeTenants(const Snapshot& snapshot) {
   auto a = std::make_shared<Attribution>();

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "export/render.h"
 #include "gpuscope/snapshot.h"
@@ -74,6 +76,16 @@ inline RenderOptions AllCounters(MetricSet metrics) {
   EXPECT_TRUE(set.ok()) << set.status().message();
   if (set.ok()) options.counters = std::move(set).value();
   return options;
+}
+
+// The lines of `body` that start with `prefix`, in order.
+inline std::vector<std::string> Lines(const std::string& body, std::string_view prefix) {
+  std::vector<std::string> out;
+  std::istringstream in(body);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) out.push_back(line);
+  }
+  return out;
 }
 
 inline std::string ReadFile(const std::string& path) {
