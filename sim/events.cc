@@ -65,12 +65,14 @@ void Fire(unsigned gpu, nvmlDevice_t device, unsigned long long type, unsigned l
   Reg().cv.notify_all();
 }
 
-WaitResult Wait(nvmlEventSet_t set, nvmlEventData_t* out, unsigned timeout_ms,
-                const std::function<bool()>& pump) {
+void Wake() { Reg().cv.notify_all(); }
+
+WaitResult Wait(nvmlEventSet_t set, nvmlEventData_t* out, unsigned timeout_ms, const Pump& pump) {
   using Clock = std::chrono::steady_clock;
   auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   while (true) {
-    if (!pump()) return WaitResult::kStopped;
+    std::optional<double> next_s = pump();
+    if (!next_s) return WaitResult::kStopped;
     std::unique_lock lock(Reg().mu);
     if (!Reg().live.count(set)) return WaitResult::kInvalidSet;
     if (!set->queue.empty()) {
@@ -80,7 +82,12 @@ WaitResult Wait(nvmlEventSet_t set, nvmlEventData_t* out, unsigned timeout_ms,
     }
     auto now = Clock::now();
     if (now >= deadline) return WaitResult::kTimeout;
-    auto slice = std::min<Clock::duration>(deadline - now, std::chrono::milliseconds(20));
+    Clock::duration slice = deadline - now;
+    // 1 ms past the onset, so the pump finds its step reached.
+    if (*next_s < std::chrono::duration<double>(slice).count()) {
+      slice = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(*next_s)) +
+              std::chrono::milliseconds(1);
+    }
     Reg().cv.wait_for(lock, slice);
   }
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 
 #include "calls.h"
 #include "nvml/abi.h"
@@ -21,11 +22,19 @@ bool Register(nvmlEventSet_t set, unsigned gpu, unsigned long long mask);
 // Queues an event on every set registered for this type on gpu.
 void Fire(unsigned gpu, nvmlDevice_t device, unsigned long long type, unsigned long long data);
 
+// Wakes every waiter so it pumps again (simulated time jumped, or the
+// simulator stopped).
+void Wake();
+
 enum class WaitResult { kEvent, kTimeout, kInvalidSet, kStopped };
-// Pops the oldest event, waiting up to timeout_ms. pump is called about every
-// 20 ms to advance simulated time (which may fire events); when it returns
-// false the wait ends with kStopped.
-WaitResult Wait(nvmlEventSet_t set, nvmlEventData_t* out, unsigned timeout_ms,
-                const std::function<bool()>& pump);
+// Advances simulated time (which may fire events) and says in how many wall
+// seconds it must run again (the next fault onset; infinity when none), or
+// nullopt when the simulator has stopped.
+using Pump = std::function<std::optional<double>()>;
+// Pops the oldest event, waiting up to timeout_ms. pump runs at the start and
+// whenever the wait wakes: at the time it asked for, on Fire, or on Wake. A
+// real driver sleeps in the kernel until an event; so does this, instead of
+// polling (an idle agent's cost is measured with the simulator included).
+WaitResult Wait(nvmlEventSet_t set, nvmlEventData_t* out, unsigned timeout_ms, const Pump& pump);
 
 }  // namespace gpuscope::sim::events

@@ -36,11 +36,10 @@ SIM_EXPORT nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t*
   if (!set || !data) return rc::kInvalidArgument;
   std::weak_ptr<Sim> weak = sim;
   sim.reset();  // a wait must not keep a shut-down simulator alive
-  auto pump = [&weak] {
+  auto pump = [&weak]() -> std::optional<double> {
     std::shared_ptr<Sim> s = weak.lock();
-    if (!s || s != CurrentSim()) return false;
-    s->AdvanceAll();  // crossing a fault's time fires its events
-    return true;
+    if (!s || s != CurrentSim()) return std::nullopt;
+    return s->AdvanceAll();  // crossing a fault's time fires its events
   };
   switch (events::Wait(set, data, timeout_ms, pump)) {
     case events::WaitResult::kEvent:

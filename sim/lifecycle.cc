@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "control.h"
+#include "events.h"
 #include "sim.h"
 
 namespace gpuscope::sim {
@@ -140,6 +141,7 @@ nvmlReturn_t Shutdown() {
     sim = std::move(L().sim);
   }
   control.reset();  // joins the thread before the Sim can go
+  events::Wake();   // waits in progress see the simulator gone
   return 0;
 }
 

@@ -131,12 +131,27 @@ GpuState Sim::StateAt(unsigned g, double t) {
   return gpu.cache;
 }
 
-void Sim::AdvanceAll() {
+void Sim::Freeze(double t) {
+  frozen_.store(t);
+  events::Wake();  // the jump may cross fault onsets
+}
+
+double Sim::AdvanceAll() {
   double t = Now();
+  double next = std::numeric_limits<double>::infinity();
   for (unsigned g = 0; g < gpus_.size(); ++g) {
-    std::lock_guard lock(gpus_[g]->mu);
-    AdvanceLocked(g, *gpus_[g], std::max<int64_t>(0, StepAt(t)));
+    Gpu& gpu = *gpus_[g];
+    std::lock_guard lock(gpu.mu);
+    AdvanceLocked(g, gpu, std::max<int64_t>(0, StepAt(t)));
+    for (size_t i = 0; i < gpu.faults.size(); ++i) {
+      // An onset lands when the step that holds its time is reached.
+      if (!gpu.announced[i]) next = std::min(next, StepAt(gpu.faults[i].at) * kStepSeconds);
+    }
   }
+  if (!std::isnan(frozen_.load()) || time_.time_scale <= 0) {
+    return std::numeric_limits<double>::infinity();
+  }
+  return std::max(0.0, (next - t) / time_.time_scale);
 }
 
 template <typename F>

@@ -45,12 +45,14 @@ class Sim {
   double Now() const;
   // Wall-clock microseconds since the epoch at construction (timestamps).
   unsigned long long epoch_us() const { return epoch_us_; }
-  void Freeze(double t) { frozen_.store(t); }
+  void Freeze(double t);
 
   // Advances GPU g to scenario time t (firing crossed fault events) and
   // returns a copy of its state.
   GpuState StateAt(unsigned g, double t);
-  void AdvanceAll();
+  // Advances every GPU to now; returns the wall seconds until the next fault
+  // onset still to come (infinity when none, or while time is frozen).
+  double AdvanceAll();
 
   bool Lost(unsigned g, double t);
   double HangSeconds(unsigned g, Fn fn, double t);
