@@ -61,14 +61,20 @@ bool IsIdleHeldNow(const GpuSample& sample) {
   return held >= kHeldMinBytes;
 }
 
-DiagnosisMonitor::DiagnosisMonitor(MonitorOptions options) : options_(std::move(options)) {}
+DiagnosisMonitor::DiagnosisMonitor(MonitorOptions options)
+    : options_(std::move(options)), bottleneck_(BottleneckFamilies(*latest_)) {}
 
 void DiagnosisMonitor::Update(const Snapshot& snapshot, const Window& window) {
   bool rerun = !last_diagnosis_ ||
                snapshot.timestamp - *last_diagnosis_ >= options_.diagnose_interval_seconds ||
                snapshot.timestamp < *last_diagnosis_;
-  std::vector<GpuDiagnosis> results;
-  if (rerun) results = RunDiagnose(snapshot, window, {options_.diagnose, {}});
+  std::shared_ptr<const std::vector<GpuDiagnosis>> results;
+  std::vector<prom::Family> bottleneck;
+  if (rerun) {
+    results = std::make_shared<const std::vector<GpuDiagnosis>>(
+        RunDiagnose(snapshot, window, {options_.diagnose, {}}));
+    bottleneck = BottleneckFamilies(*results);
+  }
   std::lock_guard lock(mu_);
   for (auto& [key, w] : waste_) w.slot = -1;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
@@ -83,13 +89,14 @@ void DiagnosisMonitor::Update(const Snapshot& snapshot, const Window& window) {
   }
   if (rerun) {
     latest_ = std::move(results);
+    bottleneck_ = std::move(bottleneck);
     last_diagnosis_ = snapshot.timestamp;
   }
 }
 
 std::vector<prom::Family> DiagnosisMonitor::Families() const {
   std::lock_guard lock(mu_);
-  std::vector<prom::Family> out = BottleneckFamilies(latest_);
+  std::vector<prom::Family> out = bottleneck_;
   prom::Family held = prom::MakeFamily(prom::kIdleHeld);
   prom::Family cost = prom::MakeFamily(prom::kWastedCost);
   // 0 on a GPU that works. The cost (only with a price, asked for) stays
@@ -108,7 +115,7 @@ std::vector<prom::Family> DiagnosisMonitor::Families() const {
   return out;
 }
 
-std::vector<GpuDiagnosis> DiagnosisMonitor::Latest() const {
+std::shared_ptr<const std::vector<GpuDiagnosis>> DiagnosisMonitor::Latest() const {
   std::lock_guard lock(mu_);
   return latest_;
 }

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -52,8 +53,9 @@ class DiagnosisMonitor {
 
   // The families to pass to the Renderer as extras.
   std::vector<prom::Family> Families() const;
-  // The latest diagnoses (empty before the first Update).
-  std::vector<GpuDiagnosis> Latest() const;
+  // The latest diagnoses (empty before the first Update), shared: readers
+  // take them every cycle, they change every diagnose_interval_seconds.
+  std::shared_ptr<const std::vector<GpuDiagnosis>> Latest() const;
   // Idle-held seconds counted for a GPU key (uuid, or "uuid/mig_uuid").
   double IdleHeldSeconds(const std::string& key) const;
 
@@ -68,7 +70,9 @@ class DiagnosisMonitor {
   MonitorOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, Waste> waste_;  // by GPU key
-  std::vector<GpuDiagnosis> latest_;
+  std::shared_ptr<const std::vector<GpuDiagnosis>> latest_ =
+      std::make_shared<const std::vector<GpuDiagnosis>>();
+  std::vector<prom::Family> bottleneck_;  // BottleneckFamilies(*latest_), built with it
   std::optional<double> last_diagnosis_;
 };
 

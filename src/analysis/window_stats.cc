@@ -22,8 +22,13 @@ void Series::Push(double time, double value, double seconds, double min, double 
   mid.push_back(offset);
 }
 
+void Series::Reserve(std::size_t n) {
+  for (std::vector<double>* column : {&t, &v, &w, &lo, &hi, &sd, &mid}) column->reserve(n);
+}
+
 Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
   Series s;
+  s.Reserve(points.size());
   for (const WindowPoint& p : points) {
     if (!p.Has(m)) continue;
     // A bucket's gauge is the mean over its time; a counter its value at t.
@@ -37,6 +42,7 @@ Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
 
 Series Filter(const Series& s, const std::vector<bool>& keep) {
   Series out;
+  out.Reserve(s.size());
   for (std::size_t i = 0; i < s.size() && i < keep.size(); ++i) {
     if (keep[i]) out.Push(s.t[i], s.v[i], s.W(i), s.Lo(i), s.Hi(i), s.Sd(i), s.At(i) - s.t[i]);
   }

@@ -35,6 +35,8 @@ struct Series {
   void Push(double time, double value, double seconds, double min, double max, double stddev,
             double offset = 0);
   void Push(double time, double value) { Push(time, value, 0, value, value, 0); }
+  // Room for n points in every vector (a diagnosis extracts many series).
+  void Reserve(std::size_t n);
 };
 
 // A threshold condition on values: v < threshold (below) or v >= threshold.

@@ -217,8 +217,9 @@ void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l) {
 
 void CheckNvlink(const GpuInput& in, CheckResult& r) {
   const GpuSample& s = in.sample;
-  std::vector<NvLinkLink> links = s.nvlink;
-  if (links.empty()) {  // totals over all links, when per-link reads are absent
+  std::vector<NvLinkLink> totals;
+  const std::vector<NvLinkLink>* links = &s.nvlink;  // read every cycle: not copied
+  if (links->empty()) {  // totals over all links, when per-link reads are absent
     using enum Metric;
     if (!AnyPresent(s, {kNvLinkCrcFlitErrors, kNvLinkCrcDataErrors, kNvLinkReplayErrors,
                         kNvLinkRecoveryErrors})) {
@@ -235,11 +236,12 @@ void CheckNvlink(const GpuInput& in, CheckResult& r) {
     all.crc_data = get(kNvLinkCrcDataErrors);
     all.replay = get(kNvLinkReplayErrors);
     all.recovery = get(kNvLinkRecoveryErrors);
-    links.push_back(all);
+    totals.push_back(all);
+    links = &totals;
   }
   r.evaluated = true;
   unsigned active = 0;
-  for (const NvLinkLink& l : links) {
+  for (const NvLinkLink& l : *links) {
     JudgeLink(in, r, l);
     active += l.active;
   }

@@ -145,7 +145,7 @@ void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
 }
 
 std::vector<analysis::GpuDiagnosis> Exporter::LatestDiagnoses() const {
-  return state_->monitor.Latest();  // the monitor has its own lock
+  return *state_->monitor.Latest();  // the monitor has its own lock
 }
 
 std::shared_ptr<const std::string> Published::Gzipped(prom::Format format) const {
@@ -175,7 +175,7 @@ std::shared_ptr<const Published> Exporter::RenderLocked() {
   }
   for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
   if (s.app) {
-    for (auto& family : s.app(*s.snapshot, s.monitor.Latest())) {
+    for (auto& family : s.app(*s.snapshot, *s.monitor.Latest())) {
       extra.push_back(std::move(family));
     }
   }

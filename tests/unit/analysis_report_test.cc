@@ -242,7 +242,7 @@ TEST(Monitor, IntegratesIdleHeldTimeAndCost) {
   for (const prom::Sample& s : cost->samples) {
     EXPECT_DOUBLE_EQ(s.value, s.gpu == 1 ? 90.0 / 3600 * 2.0 : 0.0);
   }
-  EXPECT_EQ(m.Latest().size(), 2u);
+  EXPECT_EQ(m.Latest()->size(), 2u);
 }
 
 TEST(Monitor, LongGapsAreCapped) {
