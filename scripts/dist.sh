@@ -16,16 +16,21 @@ rm -rf "$out"
 mkdir -p "$out/lib" "$out/sim"
 cp "$bin" "$out/"
 strip --strip-debug "$out/gpuscope"
-# Every resolved dependency except glibc's own libraries and the loader.
-ldd "$bin" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' |
+# The modules loaded on first use (src/base/module.h) go in lib/ too; they
+# find their own dependencies there through their $ORIGIN rpath.
+modules=("$build"/libgpuscope-*.so)
+cp "${modules[@]}" "$out/lib/"
+# Every resolved dependency of the binary and the modules except glibc's own
+# libraries and the loader.
+ldd "$bin" "${modules[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 strip --strip-debug "$out"/lib/*.so* 2>/dev/null || true
 cp -L "$build"/sim/libnvidia-ml.so.1 "$out/sim/"
 cp -r "$build/sim/scenarios" "$out/sim/"
 # Check that the copy resolves every library from itself or glibc.
-if LD_LIBRARY_PATH= ldd "$out/gpuscope" | grep -q 'not found'; then
-  ldd "$out/gpuscope" | grep 'not found' >&2
+if LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep -q 'not found'; then
+  LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' >&2
   exit 1
 fi
 echo "dist: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"

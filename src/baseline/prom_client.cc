@@ -1,19 +1,15 @@
 #include "baseline/prom_client.h"
 
-#include <curl/curl.h>
-
+#include <cctype>
 #include <cmath>
 #include <fstream>
-#include <memory>
 #include <nlohmann/json.hpp>
+
+#include "base/module.h"
+#include "baseline/http_fetch.h"
 
 namespace gpuscope::baseline {
 namespace {
-
-size_t Append(char* data, size_t size, size_t count, void* out) {
-  static_cast<std::string*>(out)->append(data, size * count);
-  return size * count;
-}
 
 Status Readable(const std::string& path, const char* option) {
   if (path.empty()) return Status::Ok();
@@ -22,9 +18,18 @@ Status Readable(const std::string& path, const char* option) {
   return Status::Ok();
 }
 
-void CurlInitOnce() {
-  static const bool done = [] { return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK; }();
-  (void)done;
+// Percent-encodes all but RFC 3986's unreserved characters.
+std::string UrlEscape(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) {
+    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%', out += kHex[ch >> 4], out += kHex[ch & 15];
+    }
+  }
+  return out;
 }
 
 double ParseValue(const nlohmann::json& value) {
@@ -67,38 +72,10 @@ PromClient::PromClient(ClientOptions options, std::string password)
     : options_(std::move(options)), password_(std::move(password)) {}
 
 Result<std::string> PromClient::Fetch(const std::string& url, long* status) const {
-  CurlInitOnce();
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
-  if (!curl) return Status::Internal("curl_easy_init failed");
-  CURL* c = curl.get();
-  std::string body;
-  char error[CURL_ERROR_SIZE] = {0};
-  curl_easy_setopt(c, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, Append);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &body);
-  curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.timeout_seconds * 1000));
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-  // Accept gzip (a gpuscope agent compresses its larger API answers).
-  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-  if (!options_.ca_file.empty()) curl_easy_setopt(c, CURLOPT_CAINFO, options_.ca_file.c_str());
-  if (!options_.cert_file.empty()) {
-    curl_easy_setopt(c, CURLOPT_SSLCERT, options_.cert_file.c_str());
-    curl_easy_setopt(c, CURLOPT_SSLKEY, options_.key_file.c_str());
-  }
-  if (!options_.username.empty()) {
-    curl_easy_setopt(c, CURLOPT_HTTPAUTH, CURLAUTH_BASIC);
-    curl_easy_setopt(c, CURLOPT_USERNAME, options_.username.c_str());
-    curl_easy_setopt(c, CURLOPT_PASSWORD, password_.c_str());
-  }
-  CURLcode rc = curl_easy_perform(c);
-  if (rc != CURLE_OK) {
-    return Status::Unavailable(options_.server + " at " + options_.url + ": " +
-                               (error[0] ? error : curl_easy_strerror(rc)));
-  }
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, status);
-  if (*status == 401 || *status == 403) {
+  const auto& fetcher = ModuleTable(kCurlModule, "gpuscope_http_fetcher", gpuscope_http_fetcher);
+  if (!fetcher.ok()) return fetcher.status().Context(options_.server + " client");
+  Result<std::string> body = (*fetcher)->get(url, options_, password_, status);
+  if (body.ok() && (*status == 401 || *status == 403)) {
     return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
                                std::to_string(*status) + " (check the basic-auth options)");
   }
@@ -106,11 +83,9 @@ Result<std::string> PromClient::Fetch(const std::string& url, long* status) cons
 }
 
 Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
-  CurlInitOnce();
-  std::unique_ptr<char, decltype(&curl_free)> escaped(
-      curl_easy_escape(nullptr, promql.data(), static_cast<int>(promql.size())), curl_free);
   long status = 0;
-  Result<std::string> body = Fetch(options_.url + "/api/v1/query?query=" + escaped.get(), &status);
+  Result<std::string> body =
+      Fetch(options_.url + "/api/v1/query?query=" + UrlEscape(promql), &status);
   if (!body.ok()) return body.status();
   if (status != 200 && status != 400 && status != 422) {
     return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +

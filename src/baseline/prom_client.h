@@ -1,6 +1,6 @@
-// A small Prometheus HTTP API client (libcurl): instant queries against
-// /api/v1/query, over http or https, with the CLI's TLS and basic-auth
-// options. Get() fetches any path of the same server (`gpuscope diagnose
+// A small Prometheus HTTP API client (libcurl, loaded on first use: http_fetch.h): instant queries
+// against /api/v1/query, over http or https, with the CLI's TLS and basic-auth options. Get()
+// fetches any path of the same server (`gpuscope diagnose
 // --agent` reads a gpuscope agent's /api/v1/diagnosis with it). TLS verification is always on (a
 // private CA goes in --ca-file); a password comes from a file, never from the command line.
 //

@@ -37,12 +37,21 @@ def make_dist(workdir):
     check(p.returncode == 0, "dist.sh failed:\n" + p.stdout + p.stderr)
     gs = os.path.join(dist, "gpuscope")
     env = clean_env({"LD_LIBRARY_PATH": "", "ASAN_OPTIONS": "detect_leaks=0"})
-    ldd = subprocess.run(["ldd", gs], capture_output=True, text=True, env=env).stdout
+    modules = [os.path.join(dist, "lib", m) for m in ("libgpuscope-grpc.so", "libgpuscope-curl.so")]
+    ldd = subprocess.run(["ldd", gs] + modules, capture_output=True, text=True, env=env).stdout
     check("not found" not in ldd, "a library is missing:\n" + ldd)
-    for lib in ("libmicrohttpd", "libgrpc++", "libyaml-cpp", "libstdc++"):
+    for lib in ("libmicrohttpd", "libgrpc++", "libcurl", "libyaml-cpp", "libstdc++"):
         m = re.search(r"^\s*%s\S* => (\S+)" % re.escape(lib), ldd, re.M)
         check(m and m.group(1).startswith(os.path.join(dist, "lib")),
               "%s is not taken from dist/lib:\n%s" % (lib, ldd))
+    # The agent itself maps neither gRPC nor libcurl: they come with the modules.
+    own = subprocess.run(["ldd", gs], capture_output=True, text=True, env=env).stdout
+    check("libgrpc" not in own and "libcurl" not in own, "the binary links them:\n" + own)
+    # The HTTP client's module loads from lib/: the error is curl's, not a missing module.
+    p = subprocess.run([gs, "diagnose", "--agent", "http://127.0.0.1:9"], capture_output=True,
+                       text=True, env=env, timeout=60)
+    check(p.returncode != 0 and "module" not in p.stderr and "127.0.0.1" in p.stderr,
+          "diagnose --agent from dist: rc %d\n%s" % (p.returncode, p.stderr))
     p = subprocess.run([gs, "--simulate", "idle-node"], capture_output=True, text=True,
                        env=env, timeout=60)
     check_exit("dist gpuscope --simulate idle-node", p.returncode, p.stdout + p.stderr)

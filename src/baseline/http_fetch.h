@@ -1,0 +1,25 @@
+// The table of the HTTP client's module (libgpuscope-curl.so, built from
+// src/baseline/curl/; base/module.h says why it is a module). PromClient
+// loads it on its first request, so `gpuscope serve` never maps libcurl.
+#pragma once
+
+#include <string>
+
+#include "baseline/prom_client.h"
+
+namespace gpuscope::baseline {
+
+inline constexpr char kCurlModule[] = "libgpuscope-curl.so";
+
+struct HttpFetcher {
+  // The body of GET `url` with the client's TLS and basic-auth options;
+  // `status` gets the HTTP status. Errors name options.server and its URL.
+  Result<std::string> (*get)(const std::string& url, const ClientOptions& options,
+                             const std::string& password, long* status);
+};
+
+}  // namespace gpuscope::baseline
+
+// The module's entry point; weak, so it is null unless the process links the
+// module's code in.
+extern "C" const gpuscope::baseline::HttpFetcher* gpuscope_http_fetcher() __attribute__((weak));
