@@ -135,7 +135,7 @@ std::string GpuLabel(const GpuInfo& info) {
 namespace {
 
 std::string NoFindingLine(const GpuDiagnosis& d) {
-  if (d.points < 2) return "  not enough samples in the window to diagnose\n";
+  if (d.points < 2) return "  not enough points in the window to diagnose\n";
   if (d.needed_seconds > 0) {
     return fmt::format(
         "  no verdict yet: the window covers {:.0f} s of the {:.0f} s the diagnosis "
@@ -157,8 +157,9 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
   std::string out;
   for (const GpuDiagnosis& d : results) {
     const std::string& uuid = d.info.mig_uuid.empty() ? d.info.uuid : d.info.mig_uuid;
-    out += fmt::format("{}: {} ({})  window {:.0f}s, {} samples\n", GpuLabel(d.info), d.info.name,
-                       uuid, d.span_seconds, d.points);
+    // Points, not samples: older ones are buckets of several samples.
+    out += fmt::format("{}: {} ({})  window {:.0f}s, {} point{}\n", GpuLabel(d.info), d.info.name,
+                       uuid, d.span_seconds, d.points, d.points == 1 ? "" : "s");
     for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
     for (const ProcessHolding& p : d.processes) {
       if (!p.holder.workload.empty()) {

@@ -9,8 +9,11 @@ std::optional<double> CounterRate::Observe(double t, double value, double window
   if (!points_.empty() && (value < points_.back().second || t < points_.back().first)) {
     points_.clear();  // counter reset, or the clock went backwards
   }
-  if (!points_.empty() && t == points_.back().first) {
+  const std::size_t n = points_.size();
+  if (n >= 1 && t == points_.back().first) {
     points_.back().second = value;
+  } else if (n >= 2 && t - points_[n - 2].first < window / kMaxPoints) {
+    points_.back() = {t, value};  // too close to the one before: the newest moves on
   } else {
     points_.emplace_back(t, value);
   }

@@ -5,12 +5,16 @@
 // CounterRate keeps a short history of (time, value) observations of one
 // counter so that a rate can be computed over about `window` seconds even when
 // the counter itself is refreshed less often than it is observed (slow-tier
-// metrics are read every 10-30 s, health is evaluated every cycle).
+// metrics are read every 10-30 s, health is evaluated every cycle). Kept
+// points are at least window / kMaxPoints apart (a newer observation replaces
+// the newest point until then), so the history is bounded at any cadence: at
+// 100 ms it once held 600 points per counter, 11 MB on 64 GPUs.
 //
 // Thread safety: CounterRate is a plain value, not synchronized; the free
 // functions are pure.
 #pragma once
 
+#include <cstddef>
 #include <deque>
 #include <optional>
 #include <utility>
@@ -27,6 +31,10 @@ class CounterRate {
   std::optional<double> Observe(double t, double value, double window, double min_span);
   // Seconds covered by the kept history.
   double span() const;
+  // Observations kept.
+  std::size_t held() const { return points_.size(); }
+
+  static constexpr double kMaxPoints = 30;
 
  private:
   std::deque<std::pair<double, double>> points_;  // time, value; oldest first

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <optional>
+
 #include "health/rates.h"
 
 namespace gpuscope::health {
@@ -41,6 +43,17 @@ TEST(CounterRate, SpansAboutTheWindow) {
   auto rate = r.Observe(210, 1100, 60, 5);
   ASSERT_TRUE(rate);
   EXPECT_DOUBLE_EQ(*rate, 10.0);
+}
+
+TEST(CounterRate, HistoryIsBoundedAtAFastCadence) {
+  CounterRate r;
+  std::optional<double> rate;
+  for (int i = 0; i <= 6000; ++i) rate = r.Observe(i * 0.1, i * 5.0, 60, 5);  // 50/s, 10 Hz
+  EXPECT_LE(r.held(), CounterRate::kMaxPoints + 3);  // the anchor, the newest, rounding
+  ASSERT_TRUE(rate);
+  EXPECT_NEAR(*rate, 50.0, 1e-9);
+  EXPECT_GE(r.span(), 60 - 1e-9);
+  EXPECT_LE(r.span(), 60 + 60 / CounterRate::kMaxPoints + 1e-9);
 }
 
 TEST(CounterRate, CounterResetRestarts) {
