@@ -27,6 +27,7 @@
 #include "analysis/report.h"
 #include "collect/stepped.h"
 #include "sim_fixture.h"
+#include "test_paths.h"
 
 namespace gpuscope::analysis {
 namespace {
@@ -138,7 +139,7 @@ std::string Table(const std::vector<OnsetScenario>& suite, double cadence) {
 
 // Replaces or checks the text between the markers in docs/diagnosis.md.
 void CheckDoc(const std::string& table) {
-  const std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/docs/diagnosis.md";
+  const std::string path = test_support::SourceDir() + "/docs/diagnosis.md";
   std::ifstream in(path);
   ASSERT_TRUE(in) << path;
   std::ostringstream text;
@@ -159,7 +160,7 @@ void CheckDoc(const std::string& table) {
 }
 
 TEST(Detection, LatencyFromOnsetMeetsTargets) {
-  fs::path dir = fs::path(GPUSCOPE_SOURCE_DIR) / "sim/scenarios/diagnosis";
+  fs::path dir = fs::path(test_support::SourceDir()) / "sim/scenarios/diagnosis";
   std::vector<OnsetScenario> suite = LoadOnsets(dir);
   ASSERT_GE(suite.size(), 5u);
   std::map<std::string, int> classes;

@@ -14,6 +14,7 @@
 #include "analysis/report.h"
 #include "collect/stepped.h"
 #include "sim_fixture.h"
+#include "test_paths.h"
 
 namespace gpuscope::analysis {
 namespace {
@@ -118,7 +119,7 @@ class Confusion {
 };
 
 TEST(GroundTruth, ScenarioSuite) {
-  fs::path dir = fs::path(GPUSCOPE_SOURCE_DIR) / "sim/scenarios/diagnosis";
+  fs::path dir = fs::path(test_support::SourceDir()) / "sim/scenarios/diagnosis";
   std::vector<Expectation> suite = LoadExpectations(dir);
   ASSERT_GE(suite.size(), 10u);
   Confusion confusion;

@@ -9,6 +9,7 @@
 
 #include "baseline/rules.h"
 #include "baseline/signals.h"
+#include "test_paths.h"
 
 namespace gpuscope::baseline {
 namespace {
@@ -26,8 +27,8 @@ std::string ReadFile(const std::string& path) {
 TEST(BaselineRules, ShippedFileIsTheGeneratorsOutput) {
   Result<std::string> text = RenderRules(RuleOptions{});
   ASSERT_TRUE(text.ok()) << text.status().message();
-  EXPECT_EQ(*text, ReadFile(std::string(GPUSCOPE_SOURCE_DIR) +
-                            "/deploy/prometheus/rules/gpu-baselines.yml"))
+  EXPECT_EQ(*text,
+            ReadFile(test_support::SourceDir() + "/deploy/prometheus/rules/gpu-baselines.yml"))
       << "regenerate: build/release/gpuscope baseline rules > "
          "deploy/prometheus/rules/gpu-baselines.yml";
 }

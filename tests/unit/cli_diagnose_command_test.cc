@@ -12,6 +12,7 @@
 #include "cli/docs_command.h"
 #include "cli/serve.h"
 #include "export/metrics_doc.h"
+#include "test_paths.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -93,7 +94,7 @@ TEST(CliDiagnoseArgs, SimStartTime) {
 // is found, and -i keeps only the asked GPU (an unknown one is an error).
 TEST(CliDiagnoseRun, OfflineOnTheSimulator) {
   const std::string scenario =
-      std::string(GPUSCOPE_SOURCE_DIR) + "/sim/scenarios/diagnosis/classic-memory-oom.yaml";
+      test_support::SourceDir() + "/sim/scenarios/diagnosis/classic-memory-oom.yaml";
   std::ostringstream out, err;
   Result<Invocation> inv =
       ParseCommandLine({"diagnose", "--simulate", scenario, "--window", "2m", "-i", "0", "--json"});

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/health_command.h"
+#include "test_paths.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -106,8 +107,7 @@ Invocation HealthInvocation(std::vector<std::string> args, std::ostream& out, st
 
 // A GPU lost since before the first sample fails the node: exit code 2.
 TEST(CliHealthRun, LostGpuOnTheSimulatorFails) {
-  const std::string scenario =
-      std::string(GPUSCOPE_SOURCE_DIR) + "/sim/scenarios/health/xid-79-lost.yaml";
+  const std::string scenario = test_support::SourceDir() + "/sim/scenarios/health/xid-79-lost.yaml";
   setenv("GPUSCOPE_SIM_START_TIME", "20", 1);
   std::ostringstream out, err;
   Invocation inv = HealthInvocation({"health", "--simulate", scenario, "--json"}, out, err);

@@ -8,12 +8,13 @@
 #include <sstream>
 
 #include "cli/serve.h"
+#include "test_paths.h"
 
 namespace gpuscope::cli {
 namespace {
 
 TEST(ServeDocs, ConfigurationMarkdownIsUpToDate) {
-  const std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/docs/configuration.md";
+  const std::string path = test_support::SourceDir() + "/docs/configuration.md";
   const std::string expected = ConfigurationDoc();
   if (const char* update = std::getenv("GPUSCOPE_UPDATE_DOCS"); update && *update == '1') {
     std::ofstream(path) << expected;

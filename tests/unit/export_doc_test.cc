@@ -8,6 +8,7 @@
 #include "export/metrics_doc.h"
 #include "export_test_util.h"
 #include "gpuscope/catalog.h"
+#include "test_paths.h"
 
 namespace gpuscope::prom {
 namespace {
@@ -50,7 +51,7 @@ TEST(MetricsDoc, EveryScrapedFamilyIsRegistered) {
   std::size_t families = 0;
   for (const char* golden :
        {"tests/golden/metrics/training-8xh100.prom", "tests/golden/export_full_gpu.prom"}) {
-    std::istringstream text(testing::ReadFile(std::string(GPUSCOPE_SOURCE_DIR) + "/" + golden));
+    std::istringstream text(testing::ReadFile(test_support::SourceDir() + "/" + golden));
     for (std::string line; std::getline(text, line);) {
       if (!line.starts_with("# TYPE ")) continue;
       const std::string name = line.substr(7, line.find(' ', 7) - 7);

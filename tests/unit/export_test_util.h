@@ -12,6 +12,7 @@
 
 #include "export/render.h"
 #include "gpuscope/snapshot.h"
+#include "test_paths.h"
 
 namespace gpuscope::prom::testing {
 
@@ -98,7 +99,7 @@ inline std::string ReadFile(const std::string& path) {
 // Compares with a file under the source tree; GPUSCOPE_UPDATE_GOLDEN=1
 // rewrites it instead.
 inline std::string Golden(const std::string& relative, const std::string& actual) {
-  std::string path = std::string(GPUSCOPE_SOURCE_DIR) + "/" + relative;
+  std::string path = test_support::SourceDir() + "/" + relative;
   if (const char* update = std::getenv("GPUSCOPE_UPDATE_GOLDEN"); update && *update == '1') {
     std::ofstream(path, std::ios::binary) << actual;
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "health/xid_catalog.h"
+#include "test_paths.h"
 
 namespace gpuscope::health {
 namespace {
@@ -67,7 +68,7 @@ TEST(XidCatalog, RowsAreUniqueAndSorted) {
 }
 
 TEST(XidCatalog, DocumentedInDocsXidMd) {
-  std::ifstream in(GPUSCOPE_SOURCE_DIR "/docs/xid.md");
+  std::ifstream in(test_support::SourceDir() + "/docs/xid.md");
   ASSERT_TRUE(in) << "docs/xid.md missing";
   std::stringstream text;
   text << in.rdbuf();

@@ -19,6 +19,7 @@
 #include "health_test_util.h"
 #include "serve/health.h"
 #include "sim_fixture.h"
+#include "test_paths.h"
 
 namespace gpuscope::health {
 namespace {
@@ -68,7 +69,7 @@ class HealthScenarioTest : public ::testing::TestWithParam<Case> {};
 TEST_P(HealthScenarioTest, VerdictsMatchTheScenario) {
   const Case& c = GetParam();
   ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO",
-                     GPUSCOPE_SOURCE_DIR "/sim/scenarios/health/" + c.scenario);
+                     test_support::SourceDir() + "/sim/scenarios/health/" + c.scenario);
   ScopedEnv frozen("GPUSCOPE_SIM_FROZEN_TIME", "0");
   std::atomic<double> now{kBase};
   collect::SamplerOptions options;

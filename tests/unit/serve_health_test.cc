@@ -7,6 +7,7 @@
 #include "health_test_util.h"
 #include "serve/health.h"
 #include "sim_fixture.h"
+#include "test_paths.h"
 
 namespace gpuscope::serve {
 namespace {
@@ -27,7 +28,7 @@ HealthRunOptions SimOptions() {
 
 TEST(RunHealthOnce, HealthyNodeExitsZero) {
   ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO",
-                     GPUSCOPE_SOURCE_DIR "/sim/scenarios/health/power-brake.yaml");
+                     test_support::SourceDir() + "/sim/scenarios/health/power-brake.yaml");
   ScopedEnv frozen("GPUSCOPE_SIM_FROZEN_TIME", "2");  // before the brake
   HealthReport r = RunHealthOnce(SimOptions());
   ASSERT_EQ(r.gpus.size(), 2u) << FormatReport(r);
@@ -39,7 +40,7 @@ TEST(RunHealthOnce, HealthyNodeExitsZero) {
 
 TEST(RunHealthOnce, LostGpuFailsWithExitCodeTwo) {
   ScopedEnv scenario("GPUSCOPE_SIM_SCENARIO",
-                     GPUSCOPE_SOURCE_DIR "/sim/scenarios/health/xid-79-lost.yaml");
+                     test_support::SourceDir() + "/sim/scenarios/health/xid-79-lost.yaml");
   ScopedEnv frozen("GPUSCOPE_SIM_FROZEN_TIME", "20");  // GPU 3 fell off at t = 10 s
   HealthReport r = RunHealthOnce(SimOptions());
   const std::string text = FormatReport(r);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim_test_support.h"
+#include "test_paths.h"
 
 namespace gpuscope::sim::testing {
 namespace {
@@ -42,7 +43,8 @@ nvmlFieldValue_t Field(unsigned id) {
 
 TEST_F(SimBoardTest, ClocksEventReasonCountersNeedR560) {
   // GPU 2 of power-cap is braked from 60 s on; 120 s in, 60 s of it.
-  const std::string scenario = GPUSCOPE_SOURCE_DIR "/sim/scenarios/diagnosis/power-cap.yaml";
+  const std::string scenario =
+      test_support::SourceDir() + "/sim/scenarios/diagnosis/power-cap.yaml";
   ASSERT_EQ(Start(scenario, {{"GPUSCOPE_SIM_FROZEN_TIME", "120"}}), 0) << nv.LastError();
   nvmlFieldValue_t f[3] = {Field(251), Field(252), Field(253)};
   ASSERT_EQ(nv.nvmlDeviceGetFieldValues(Device(2), 3, f), 0);

@@ -20,9 +20,11 @@
 #include <string>
 #include <thread>
 
+#include "test_paths.h"
+
 namespace gpuscope::test_support {
 
-inline std::string SimLibraryPath() { return GPUSCOPE_BINARY_DIR "/sim/libnvidia-ml.so.1"; }
+inline std::string SimLibraryPath() { return test_support::BinaryDir() + "/sim/libnvidia-ml.so.1"; }
 
 // Sets an environment variable for the lifetime of the object, then restores
 // its previous value (or unsets it).

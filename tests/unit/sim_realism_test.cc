@@ -3,12 +3,13 @@
 // driver's sample period, uneven NVLink traffic, HBM slowdown, brief power
 // bursts over the limit, and no whole-GPU utilization with MIG on.
 #include "sim_test_support.h"
+#include "test_paths.h"
 
 namespace gpuscope::sim::testing {
 namespace {
 
 std::string Shipped(const std::string& name) {
-  return GPUSCOPE_SOURCE_DIR "/sim/scenarios/" + name + ".yaml";
+  return test_support::SourceDir() + "/sim/scenarios/" + name + ".yaml";
 }
 
 class SimRealismTest : public SimTest {

@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <string>
 
+#include "test_paths.h"
+
 namespace gpuscope::test_support {
 
 inline bool InCi() {
@@ -22,7 +24,7 @@ inline bool InCi() {
 
 // The path of a file of ../shared/reference/data beside the checkout.
 inline std::string ReferenceDataPath(const std::string& name) {
-  return std::string(GPUSCOPE_SOURCE_DIR) + "/../shared/reference/data/" + name;
+  return test_support::SourceDir() + "/../shared/reference/data/" + name;
 }
 
 }  // namespace gpuscope::test_support
