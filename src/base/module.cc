@@ -12,7 +12,9 @@ Result<void*> LoadModuleEntry(const std::string& file, const char* entry) {
   const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return Status::Unavailable("module " + file + ": cannot find the executable's folder");
   std::string errors;
-  for (const std::filesystem::path& dir : {exe.parent_path(), exe.parent_path() / "lib"}) {
+  const std::filesystem::path bin = exe.parent_path();
+  // Beside the binary (a build), its lib/ (dist), ../lib/gpuscope (an install, the image).
+  for (const std::filesystem::path& dir : {bin, bin / "lib", bin.parent_path() / "lib/gpuscope"}) {
     const std::string path = (dir / file).string();
     if (!std::filesystem::exists(path, ec)) {
       errors += (errors.empty() ? "" : "; ") + path + ": missing";

@@ -19,7 +19,8 @@
 namespace gpuscope {
 
 // dlopens `file` from the executable's folder, else from its lib/ (a dist
-// copy), and returns the address of the C function `entry`.
+// copy), else from ../lib/gpuscope (an install: /usr/bin and /usr/lib/gpuscope),
+// and returns the address of the C function `entry`.
 Result<void*> LoadModuleEntry(const std::string& file, const char* entry);
 
 // The table of a module: from `linked` when the process holds the module's

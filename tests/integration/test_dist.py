@@ -11,6 +11,7 @@ GPUSCOPE_SOURCE_DIR. About 15 s.
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,6 +53,16 @@ def make_dist(workdir):
                        text=True, env=env, timeout=60)
     check(p.returncode != 0 and "module" not in p.stderr and "127.0.0.1" in p.stderr,
           "diagnose --agent from dist: rc %d\n%s" % (p.returncode, p.stderr))
+    # An install (the container image): bin/gpuscope and lib/gpuscope/ beside it.
+    root = os.path.join(workdir, "install")
+    os.makedirs(os.path.join(root, "bin"))
+    os.makedirs(os.path.join(root, "lib", "gpuscope"))
+    shutil.copy(gs, os.path.join(root, "bin"))
+    shutil.copy(modules[1], os.path.join(root, "lib", "gpuscope"))
+    p = subprocess.run([os.path.join(root, "bin", "gpuscope"), "diagnose", "--agent",
+                        "http://127.0.0.1:9"], capture_output=True, text=True, env=env, timeout=60)
+    check(p.returncode != 0 and "module" not in p.stderr and "127.0.0.1" in p.stderr,
+          "diagnose --agent from an install: rc %d\n%s" % (p.returncode, p.stderr))
     p = subprocess.run([gs, "--simulate", "idle-node"], capture_output=True, text=True,
                        env=env, timeout=60)
     check_exit("dist gpuscope --simulate idle-node", p.returncode, p.stdout + p.stderr)
