@@ -88,6 +88,13 @@ def figures(r):
     rows.append(("/metrics p99, 32 connections, lean + gzip (ms)", "<= 1 ms at 8, <= 5 ms at 64",
                  z8, z64, "", None, "",
                  None if z8 is None or z64 is None else z8 <= 1.0 and z64 <= 5.0, True))
+    # The server's own share of a scrape, apart from queueing behind the other
+    # connections and from wrk sharing the machine's cores.
+    def cpu_per_scrape(w_):
+        cpu, n = get(w_, "wrk_gzip", "server_cpu_s"), get(w_, "wrk_gzip", "requests")
+        return cpu * 1e6 / n if cpu and n else None
+    rows.append(("server CPU per scrape, lean + gzip, during the p99 run (us)", "", cpu_per_scrape(w8),
+                 cpu_per_scrape(w64), "", None, "", None, True))
     p8, p64 = g8.get("p99_ms"), g64.get("p99_ms")
     rows.append(("/metrics p99 latency, 32 connections, all counters, plain (ms)", "reference", p8, p64,
                  "nginx, same body", n8.get("p99_ms"), times(ratio(p8, n8.get("p99_ms"))),

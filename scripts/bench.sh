@@ -2,7 +2,7 @@
 # `make bench`: runs the micro-benchmarks and the whole-process harness on the
 # given build folder and rewrites docs/performance.md (bench/harness.py).
 # Extra harness flags come from BENCH_FLAGS, e.g.
-#   BENCH_FLAGS="--soak-seconds 120" make bench
+#   BENCH_FLAGS="--soak-seconds 120 --short-window" make bench   (minutes, not an hour)
 #   BENCH_FLAGS="--stages micro,scrape --no-soak" make bench
 set -eu
 build="${1:-build/release}"
