@@ -238,6 +238,7 @@ std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, 
   if (points.empty()) return {};
   double since = points.back().t - window;
   std::vector<WindowPoint> out;
+  out.reserve(points.size());
   for (const WindowPoint& p : points) {
     // A bucket that straddles the start is in: the window covers all of it.
     if (p.t >= since || (p.samples > 1 && p.t + p.seconds > since)) out.push_back(p);

@@ -1,5 +1,6 @@
 #include "gpuscope/window.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "collect/window_tiers.h"
@@ -7,10 +8,10 @@
 namespace gpuscope {
 
 const Spread* WindowPoint::SpreadOf(Metric m) const {
-  for (const Spread& s : spreads) {
-    if (s.metric == Index(m)) return &s;
-  }
-  return nullptr;
+  // Spreads are in metric order (BucketBuilder::Build): read for every point of a series.
+  const auto it = std::lower_bound(spreads.begin(), spreads.end(), Index(m),
+                                   [](const Spread& s, std::size_t i) { return s.metric < i; });
+  return it != spreads.end() && it->metric == Index(m) ? &*it : nullptr;
 }
 
 double WindowPoint::Min(Metric m) const {

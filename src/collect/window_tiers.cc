@@ -198,6 +198,7 @@ void WindowTiers::DropBefore(double cutoff) {
 
 std::vector<WindowPoint> WindowTiers::Points(double since) const {
   std::vector<WindowPoint> out;
+  out.reserve(Held());
   for (auto it = levels_.rbegin(); it != levels_.rend(); ++it) {
     for (const WindowPoint& b : it->closed) {
       if (b.t >= since) out.push_back(b);
