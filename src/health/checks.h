@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,12 +109,14 @@ class HealthState {
     double last_increase_time = -1e300;  // when it last grew
     uint64_t last_increase = 0;          // by how much
   };
+  struct NvLink {
+    CounterRate crc;  // CRC errors (flit + data)
+    LinkCounter replay, recovery;
+    bool seen_active = false;  // seen up: down later warns
+  };
   struct Gpu {
     CounterRate pcie_replays;
-    std::map<unsigned, CounterRate> nvlink_crc;       // link -> CRC (flit + data)
-    std::map<unsigned, LinkCounter> nvlink_replay;    // link -> replay errors
-    std::map<unsigned, LinkCounter> nvlink_recovery;  // link -> recovery errors
-    std::set<unsigned> nvlink_seen_active;            // links seen up: down later warns
+    std::map<unsigned, NvLink> nvlinks;  // by link (one lookup per link and cycle)
   };
   Gpu& For(unsigned gpu) { return gpus_[gpu]; }
 

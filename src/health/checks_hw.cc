@@ -184,17 +184,17 @@ void JudgeLinkCounter(const GpuInput& in, CheckResult& r, HealthState::LinkCount
 }
 
 void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l) {
-  HealthState::Gpu& prev = in.prev;
+  HealthState::NvLink& prev = in.prev.nvlinks[l.link];
   if (l.active) {
-    prev.nvlink_seen_active.insert(l.link);
-  } else if (prev.nvlink_seen_active.count(l.link)) {
+    prev.seen_active = true;
+  } else if (prev.seen_active) {
     r.Raise(Verdict::kWarn, fmt::format("NVLink {} went down (was active)", LinkName(l.link)),
             "Reset the GPU; check the NVLink bridge or NVSwitch (Fabric Manager).");
   }
   if (l.crc_flit || l.crc_data) {
     const double crc = static_cast<double>(l.crc_flit.value_or(0) + l.crc_data.value_or(0));
-    const std::optional<double> rate = prev.nvlink_crc[l.link].Observe(
-        in.now, crc, in.options.rate_window_seconds, in.options.rate_min_span_seconds);
+    const std::optional<double> rate = prev.crc.Observe(in.now, crc, in.options.rate_window_seconds,
+                                                        in.options.rate_min_span_seconds);
     if (rate && *rate >= in.options.nvlink_crc_warn_per_second) {
       r.Raise(Verdict::kWarn,
               fmt::format("NVLink {}: CRC errors {:.1f}/s >= {}/s", LinkName(l.link), *rate,
@@ -204,12 +204,10 @@ void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l) {
     }
   }
   if (l.replay) {
-    JudgeLinkCounter(in, r, prev.nvlink_replay[l.link], static_cast<double>(*l.replay), l.link,
-                     "replay");
+    JudgeLinkCounter(in, r, prev.replay, static_cast<double>(*l.replay), l.link, "replay");
   }
   if (l.recovery) {
-    JudgeLinkCounter(in, r, prev.nvlink_recovery[l.link], static_cast<double>(*l.recovery), l.link,
-                     "recovery");
+    JudgeLinkCounter(in, r, prev.recovery, static_cast<double>(*l.recovery), l.link, "recovery");
   }
 }
 
