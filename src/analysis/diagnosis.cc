@@ -45,9 +45,8 @@ const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind) 
   return nullptr;
 }
 
-std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
-                              const GpuSample& latest, const DiagnoseOptions& options) {
-  std::vector<WindowPoint> used = TrailingPoints(points, options.window_seconds);
+Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& used,
+                        const GpuSample& latest, const DiagnoseOptions& options) {
   if (!Enough(used, options)) return {};
   Signals s = ComputeSignals(info, used, latest, options);
   std::vector<Finding> out;
@@ -73,7 +72,15 @@ std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& a, const Finding& b) { return a.confidence > b.confidence; });
-  return out;
+  Judgement j{std::move(out), {}};
+  if (j.findings.empty()) j.activity = DescribeLoad(s, options);
+  return j;
+}
+
+std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
+                              const GpuSample& latest, const DiagnoseOptions& options) {
+  return JudgeTrailing(info, TrailingPoints(points, options.window_seconds), latest, options)
+      .findings;
 }
 
 std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,

@@ -99,6 +99,16 @@ std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint
 std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,
                              const GpuSample& latest, const DiagnoseOptions& options);
 
+// Both of the above from one computation of the window's signals, for points
+// already cut to the window (TrailingPoints): what `gpuscope serve` runs for
+// every GPU every diagnose interval. `activity` is set only without findings.
+struct Judgement {
+  std::vector<Finding> findings;
+  std::string activity;
+};
+Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& used,
+                        const GpuSample& latest, const DiagnoseOptions& options);
+
 // The finding of `kind` in `findings`, or nullptr.
 const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind);
 

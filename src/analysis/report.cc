@@ -109,11 +109,12 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
     d.utilization = std::any_of(used.begin(), used.end(),
                                 [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
-    d.findings = Diagnose(d.info, used, snapshot.samples[slot], options.diagnose);
+    Judgement judged = JudgeTrailing(d.info, used, snapshot.samples[slot], options.diagnose);
+    d.findings = std::move(judged.findings);
     if (d.span_seconds < options.diagnose.min_span_seconds) {
       d.needed_seconds = options.diagnose.min_span_seconds;
     } else if (d.findings.empty() && d.utilization) {
-      d.activity = DescribeActivity(d.info, used, snapshot.samples[slot], options.diagnose);
+      d.activity = std::move(judged.activity);
     }
     if (snapshot.attribution) {
       d.holders = snapshot.attribution->Of(d.info);
