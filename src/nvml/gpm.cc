@@ -50,8 +50,7 @@ Status GpmSampler::Sample() {
   return Status::Ok();
 }
 
-Result<std::vector<Result<double>>> GpmSampler::Metrics(
-    std::span<const uint32_t> metric_ids) const {
+Result<std::vector<Result<double>>> GpmSampler::Metrics(std::span<const uint32_t> metric_ids) {
   if (taken_ < 2) {
     return Status::Unavailable("GPM (" + device_.label() + "): two samples needed, " +
                                std::to_string(taken_) + " taken");
@@ -60,16 +59,17 @@ Result<std::vector<Result<double>>> GpmSampler::Metrics(
     return Status::InvalidArgument("GPM: at most " + std::to_string(kNvmlGpmMetricsMax) +
                                    " metrics per call");
   }
-  // ~13 KB: heap, sized for the largest driver table whatever numMetrics says.
-  auto get = std::make_unique<nvmlGpmMetricsGet_t>();
-  std::memset(get.get(), 0, sizeof(*get));
+  // Sized for the largest driver table whatever numMetrics says; cleared
+  // so no value of the last call is read back.
+  nvmlGpmMetricsGet_t* get = request_.get();
+  std::memset(get, 0, sizeof(*get));
   get->version = kGpmMetricsGetVersion;
   get->numMetrics = static_cast<unsigned>(metric_ids.size());
   get->sample1 = AsSample(samples_[1 - latest_]);
   get->sample2 = AsSample(samples_[latest_]);
   for (std::size_t i = 0; i < metric_ids.size(); ++i) get->metrics[i].metricId = metric_ids[i];
   const Library& lib = *device_.lib_;
-  GPUSCOPE_RETURN_IF_ERROR(lib.Check(Invoke(lib.api(), &Api::nvmlGpmMetricsGet, get.get()),
+  GPUSCOPE_RETURN_IF_ERROR(lib.Check(Invoke(lib.api(), &Api::nvmlGpmMetricsGet, get),
                                      "nvmlGpmMetricsGet", device_.label()));
   std::vector<Result<double>> values;
   values.reserve(metric_ids.size());

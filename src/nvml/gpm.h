@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "gpuscope/status.h"
+#include "nvml/abi.h"
 #include "nvml/device.h"
 
 namespace gpuscope::nvml {
@@ -35,7 +36,7 @@ class GpmSampler {
   // The metrics (GPM metric ids: 1 graphics util, 2 SM util, 3 SM occupancy,
   // 5 any tensor, 10 DRAM bandwidth, ...) between the two latest samples, one
   // Result per id in order; an unknown id fails on its own entry.
-  Result<std::vector<Result<double>>> Metrics(std::span<const uint32_t> metric_ids) const;
+  Result<std::vector<Result<double>>> Metrics(std::span<const uint32_t> metric_ids);
 
  private:
   explicit GpmSampler(const Device& device) : device_(device) {}
@@ -44,6 +45,9 @@ class GpmSampler {
   void* samples_[2] = {nullptr, nullptr};  // nvmlGpmSample_t
   int latest_ = 1;                         // index of the newest sample; the next goes to the other
   int taken_ = 0;
+  // The request Metrics fills (~13 KB): allocated once, since a fresh one per
+  // call cost malloc a consolidation pass every cycle for every GPU.
+  std::unique_ptr<nvmlGpmMetricsGet_t> request_ = std::make_unique<nvmlGpmMetricsGet_t>();
 };
 
 }  // namespace gpuscope::nvml
