@@ -83,11 +83,4 @@ std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint
       .findings;
 }
 
-std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,
-                             const GpuSample& latest, const DiagnoseOptions& options) {
-  std::vector<WindowPoint> used = TrailingPoints(points, options.window_seconds);
-  if (!Enough(used, options)) return "";
-  return DescribeLoad(ComputeSignals(info, used, latest, options), options);
-}
-
 }  // namespace gpuscope::analysis

@@ -92,16 +92,12 @@ struct DiagnoseOptions {
 std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
                               const GpuSample& latest, const DiagnoseOptions& options);
 
-// What the window shows, in one line, for a GPU without findings: "idle for
-// the last 1m10s after 3m50s at 97% utilization, holding 60.0 GiB",
-// "moderate, steady load: utilization 45% (sd 3%)", "varying load: ...".
-// Empty without utilization or with fewer than min_span_seconds of data.
-std::string DescribeActivity(const GpuInfo& info, const std::vector<WindowPoint>& points,
-                             const GpuSample& latest, const DiagnoseOptions& options);
-
-// Both of the above from one computation of the window's signals, for points
-// already cut to the window (TrailingPoints): what `gpuscope serve` runs for
-// every GPU every diagnose interval. `activity` is set only without findings.
+// The findings and, for a GPU without any, what the window shows in one line
+// ("idle for the last 1m10s after 3m50s at 97% utilization, holding 60.0 GiB",
+// "moderate, steady load: utilization 45% (sd 3%)", "varying load: ..."), from
+// one computation of the window's signals, for points already cut to the window
+// (TrailingPoints): what `gpuscope serve` runs for every GPU every diagnose
+// interval. Both empty with fewer than min_span_seconds of data.
 struct Judgement {
   std::vector<Finding> findings;
   std::string activity;

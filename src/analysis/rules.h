@@ -56,7 +56,7 @@ class FindingBuilder {
 std::optional<Finding> DetectIdle(const Signals& s, const DiagnoseOptions& o);
 std::optional<Finding> DetectStarved(const Signals& s, const DiagnoseOptions& o);
 std::optional<Finding> DetectMemoryBandwidth(const Signals& s, const DiagnoseOptions& o);
-// What the window shows when no rule fired (DescribeActivity).
+// What the window shows when no rule fired (Judgement::activity).
 std::string DescribeLoad(const Signals& s, const DiagnoseOptions& o);
 // Runs last: only when no other limit was found.
 std::optional<Finding> DetectComputeBound(const Signals& s, const DiagnoseOptions& o);
