@@ -9,8 +9,10 @@ CTEST_FLAGS ?= --output-on-failure -j $(JOBS)
 # ccache hits across clones in other folders (CI builds a fresh clone).
 export CCACHE_BASEDIR := $(CURDIR)
 export CCACHE_NOHASHDIR := 1
+# The project's own builds treat warnings as errors; a plain cmake does not.
+WERROR := -DGPUSCOPE_WERROR=ON
 
-.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean screenshot
+.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean screenshot stage deb
 
 all: build
 
@@ -18,10 +20,10 @@ setup:
 	scripts/setup.sh
 
 $(RELEASE)/CMakeCache.txt:
-	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo
+	cmake -S . -B $(RELEASE) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR)
 
 $(ASAN)/CMakeCache.txt:
-	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUSCOPE_SANITIZE=ON
+	cmake -S . -B $(ASAN) -DCMAKE_BUILD_TYPE=Debug -DGPUSCOPE_SANITIZE=ON $(WERROR)
 
 build: $(RELEASE)/CMakeCache.txt
 	cmake --build $(RELEASE) -j $(JOBS)
@@ -30,7 +32,7 @@ asan: $(ASAN)/CMakeCache.txt
 	cmake --build $(ASAN) -j $(JOBS)
 
 $(TSAN)/CMakeCache.txt:
-	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_TSAN=ON
+	cmake -S . -B $(TSAN) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_TSAN=ON $(WERROR)
 
 tsan: $(TSAN)/CMakeCache.txt
 	cmake --build $(TSAN) -j $(JOBS) --target tsan_checked
@@ -41,7 +43,7 @@ run: setup $(RELEASE)/CMakeCache.txt
 	cmake --build $(RELEASE) -j $(JOBS) --target gpuscope nvidia-ml-sim sim_scenarios
 	scripts/run.sh $(RELEASE)
 
-test: setup format-check test-release test-asan
+test: setup format-check stage test-release test-asan
 
 # scripts/ctest.sh lists each skipped test with its reason after ctest's summary.
 test-release: build
@@ -73,6 +75,18 @@ bench: setup build
 dist: build
 	scripts/dist.sh $(RELEASE) dist/gpuscope
 
+# What users install, built the way they build it: a plain Release configure
+# (GCC here; the image's build stage runs the same scripts/stage-image.sh)
+# staged into build/stage, and the Debian package from it. `make test` builds
+# the stage first, so its packaging tests (test_image_stage, test_deb) find
+# the Release build done and this configuration cannot regress.
+STAGE := build/stage
+stage: setup
+	GPUSCOPE_CMAKE_ARGS="$(WERROR)" scripts/stage-image.sh $(STAGE) build/image
+
+deb: stage
+	scripts/build-deb.sh $(STAGE) dist
+
 clean:
 	rm -rf build dist
 
@@ -90,7 +104,7 @@ FUZZ_SECONDS ?= 20
 .PHONY: fuzz fuzz-build
 
 $(FUZZ)/CMakeCache.txt:
-	cmake -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_FUZZ=ON \
+	cmake -S . -B $(FUZZ) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGPUSCOPE_FUZZ=ON $(WERROR) \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_C_COMPILER=clang
 
 fuzz-build: $(FUZZ)/CMakeCache.txt

@@ -47,11 +47,15 @@ std::string CallStatsJson(unsigned gpu_count) {
     uint64_t n = g_fn_calls[i].load(std::memory_order_relaxed);
     if (n == 0) continue;
     total += n;
-    fns += std::string(fns.empty() ? "" : ",") + "\"" + kFnNames[i] + "\":" + std::to_string(n);
+    // Appended piece by piece: GCC 12 at -O3 misreads `string + literal`
+    // chains as overlapping copies (-Wrestrict).
+    if (!fns.empty()) fns += ',';
+    fns.append("\"").append(kFnNames[i]).append("\":").append(std::to_string(n));
   }
   std::string gpus;
   for (unsigned g = 0; g < gpu_count && g < kMaxGpus; ++g) {
-    gpus += (g ? "," : "") + std::to_string(g_gpu_calls[g].load(std::memory_order_relaxed));
+    if (g) gpus += ',';
+    gpus += std::to_string(g_gpu_calls[g].load(std::memory_order_relaxed));
   }
   return "{\"total\":" + std::to_string(total) + ",\"functions\":{" + fns + "},\"gpus\":[" + gpus +
          "]}\n";

@@ -90,4 +90,13 @@ std::string TextProblem(std::string_view text) {
   return "";
 }
 
+std::string Concat(std::initializer_list<std::string_view> pieces) {
+  std::size_t size = 0;
+  for (std::string_view piece : pieces) size += piece.size();
+  std::string out;
+  out.reserve(size);
+  for (std::string_view piece : pieces) out += piece;
+  return out;
+}
+
 }  // namespace gpuscope::base

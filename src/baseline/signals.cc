@@ -18,8 +18,12 @@ std::string Sel(std::string_view family, std::string_view extra = "") {
   std::string out(family);
   out += "{";
   out += kSel;
-  if (!extra.empty()) out += "," + std::string(extra);
-  return out + "}";
+  if (!extra.empty()) {
+    out += ',';
+    out += extra;
+  }
+  out += '}';
+  return out;
 }
 
 std::string RateOf(std::string_view family, std::string_view extra = "") {

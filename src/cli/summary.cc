@@ -8,10 +8,7 @@
 #include "cli/node.h"
 #include "cli/query_format.h"
 #include "gpuscope/attribution.h"
-
-#ifndef GPUSCOPE_VERSION
-#define GPUSCOPE_VERSION "unknown"
-#endif
+#include "gpuscope/version.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -41,7 +38,7 @@ std::string PState(const GpuSample& s) {
 
 std::string Header(const Snapshot& snapshot, const SummaryOptions& options) {
   const SystemInfo& sys = snapshot.system;
-  std::string line = "gpuscope " GPUSCOPE_VERSION;
+  std::string line = "gpuscope " + std::string(Version());
   line += "   Driver Version: " + (sys.driver_version.empty() ? "N/A" : sys.driver_version);
   line += "   CUDA Version: " + (sys.cuda_version.empty() ? "N/A" : sys.cuda_version);
   if (!sys.hostname.empty()) line += "   Host: " + sys.hostname;

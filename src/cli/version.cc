@@ -3,9 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
-#ifndef GPUSCOPE_VERSION
-#define GPUSCOPE_VERSION "unknown"
-#endif
+#include "gpuscope/version.h"
 
 namespace gpuscope::cli {
 namespace {
@@ -23,7 +21,8 @@ const char* Flavour() {
 }  // namespace
 
 std::string VersionText(const std::string& exe_dir) {
-  std::string text = "gpuscope " GPUSCOPE_VERSION "\n";
+  std::string text = "gpuscope " + std::string(Version()) + " (commit " +
+                     std::string(GitCommit()) + ")\n";
   text += "build: compiler " __VERSION__ ", C++" + std::to_string(__cplusplus / 100 % 100) + ", " +
           Flavour() + "\n";
   text += "nvml: loaded at run time with dlopen (default libnvidia-ml.so.1, no CUDA needed)\n";

@@ -1,5 +1,6 @@
 #include "export/metrics_doc.h"
 
+#include "base/text.h"
 #include "export/builtin_families.h"
 #include "export/profile.h"
 #include "gpuscope/catalog.h"
@@ -43,7 +44,7 @@ std::string Cell(std::string_view text) {
 }
 
 std::string Code(std::string_view text) {
-  return text.empty() ? "-" : "`" + std::string(text) + "`";
+  return text.empty() ? "-" : base::Concat({"`", text, "`"});
 }
 
 std::string SmiCell(const SmiName& smi) {

@@ -74,7 +74,7 @@ constexpr std::array<std::string_view, 8> kReservedHeaders = {
     "connection",     "www-authenticate", "authorization",    "date"};
 
 // Untrusted text in a message: short, escaped, quoted.
-std::string Quote(std::string_view text) { return "\"" + base::Excerpt(text) + "\""; }
+std::string Quote(std::string_view text) { return base::Concat({"\"", base::Excerpt(text), "\""}); }
 
 // Carries the file name so every error says where it comes from.
 class Parser {

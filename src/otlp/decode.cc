@@ -58,8 +58,12 @@ std::string AnyText(const pb::AnyValue& v);
 
 std::string ListText(const google::protobuf::RepeatedPtrField<pb::AnyValue>& values) {
   std::string out = "[";
-  for (int i = 0; i < values.size(); ++i) out += (i ? "," : "") + AnyText(values[i]);
-  return out + "]";
+  for (int i = 0; i < values.size(); ++i) {
+    if (i) out += ',';
+    out += AnyText(values[i]);
+  }
+  out += ']';
+  return out;
 }
 
 std::string AnyText(const pb::AnyValue& v) {
@@ -81,9 +85,11 @@ std::string AnyText(const pb::AnyValue& v) {
       std::string out = "{";
       for (int i = 0; i < v.kvlist_value().values_size(); ++i) {
         const pb::KeyValue& kv = v.kvlist_value().values(i);
-        out += (i ? "," : "") + kv.key() + "=" + AnyText(kv.value());
+        if (i) out += ',';
+        out.append(kv.key()).append("=").append(AnyText(kv.value()));
       }
-      return out + "}";
+      out += '}';
+      return out;
     }
     case pb::AnyValue::kBytesValue:
       return "(" + std::to_string(v.bytes_value().size()) + " bytes)";

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "serve/endpoints.h"
+#include "gpuscope/version.h"
 #include "serve/web_endpoints.h"
 
 namespace gpuscope::serve {
@@ -161,7 +162,7 @@ Status Agent::Start() {
   SnapshotPtr first = sampler_->SampleOnce();
   RegisterEndpoints(*server_, *exporter_);
   RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
-                       {GPUSCOPE_VERSION, options_.source, MetricSetName(options_.render.metrics),
+                       {std::string(Version()), options_.source, MetricSetName(options_.render.metrics),
                         options_.sampler.fast_interval_s, options_.sampler.window_span_s,
                         options_.render.process_names},
                        [this] {
@@ -171,8 +172,8 @@ Status Agent::Start() {
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   sampler_->Start();
-  spdlog::info("gpuscope {} serving /metrics on {} (port {}{}), {} GPUs from {}{}",
-               GPUSCOPE_VERSION, options_.server.listen_address, server_->port(),
+  spdlog::info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}",
+               Version(), GitCommit(), options_.server.listen_address, server_->port(),
                server_->tls_enabled() ? ", TLS" : "", first->gpus.size(), options_.source,
                options_.frozen_time ? ", clock frozen" : "");
   return Status::Ok();

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "export/builtin_families.h"
+#include "gpuscope/version.h"
 #include "http/gzip.h"
 #include "serve/health.h"
 
@@ -65,7 +66,8 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts sc
                                        bool frozen_clock, const health::EventState* events) {
   std::vector<prom::Family> out;
   prom::Family build = prom::MakeFamily(prom::kBuildInfo);
-  build.samples.push_back({-1, {{"version", GPUSCOPE_VERSION}}, 1});
+  build.samples.push_back(
+      {-1, {{"version", std::string(Version())}, {"commit", std::string(GitCommit())}}, 1});
   out.push_back(std::move(build));
   out.push_back(SingleValue(prom::kNvmlUp, snapshot.nvml_up ? 1 : 0));
   prom::Family up = CollectorUp(snapshot);

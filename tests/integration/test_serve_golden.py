@@ -11,7 +11,7 @@ time), the slow tier is read once, timestamps are constant and durations
 render as 0. The body served is the same from the second cycle on; the test
 waits a few cycles, then scrapes exactly once (gpuscope_scrapes_total, which
 counts earlier scrapes, reads 0; /health requests do not count). Two runs
-are compared with each other and with the golden file; the version label of
+are compared with each other and with the golden file; the version and commit labels of
 gpuscope_build_info is masked so that a release does not need a new file.
 
 Regenerate the golden file (after an intended output change) with
@@ -39,8 +39,8 @@ def scrape_once():
         status, headers, text = s.get("/metrics")
         check(status == 200, "status %s" % status)
         check("clock frozen" in s.output(), s.output())
-    return re.sub(r'gpuscope_build_info\{version="[^"]*"\}',
-                  'gpuscope_build_info{version="VERSION"}', text)
+    return re.sub(r"gpuscope_build_info\{[^}]*\}",
+                  "gpuscope_build_info{VERSION}", text)
 
 
 def main():

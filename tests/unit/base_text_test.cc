@@ -42,4 +42,10 @@ TEST(Text, ExcerptIsShortEscapedAndPrintable) {
 }
 
 }  // namespace
+TEST(Concat, JoinsPiecesInOrder) {
+  std::string middle = "b";
+  EXPECT_EQ(Concat({"a", middle, std::string_view("c"), ""}), "abc");
+  EXPECT_EQ(Concat({}), "");
+}
+
 }  // namespace gpuscope::base
