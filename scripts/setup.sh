@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
   # build
   g++ make cmake pkg-config ccache clang-format
+  # packaging (make deb, its test): dpkg-shlibdeps and lintian
+  dpkg-dev lintian
   # a C client like nvtop's start-up (cc; nvtop itself is in contrib) and nm for the symbol test
   gcc binutils
   # fuzzing: clang and its runtime (libFuzzer) of the same version

@@ -219,10 +219,13 @@ def stop_process(proc, sig=signal.SIGTERM, timeout=10):
 class Serve:
     """A running `gpuscope serve`; the port is read from its start log line."""
 
-    def __init__(self, args, env=None, scheme="http", wait=True, timeout=30):
+    def __init__(self, args, env=None, scheme="http", wait=True, timeout=30, binary=GPUSCOPE,
+                 wrapper=()):
+        """binary: another gpuscope (a staged image, an extracted package);
+        wrapper: a command that runs it (setpriv as another user)."""
         self.log = tempfile.NamedTemporaryFile(prefix="gpuscope-serve-", suffix=".log",
                                                delete=False)
-        cmd = [GPUSCOPE, "serve"] + list(args)
+        cmd = list(wrapper) + [binary, "serve"] + list(args)
         if not any(a in ("-a", "--address") or a.startswith("--address=") for a in args):
             cmd += ["-a", "127.0.0.1:0"]
         # Off unless asked for: parallel agents would all try the default :4318.
