@@ -14,7 +14,8 @@ address=${GPUSCOPE_ADDRESS:-:9400}
 port=${address##*:}
 echo
 echo "run: starting gpuscope serve on $address (Ctrl-C stops it); look at"
-echo "run:   http://localhost:$port/metrics   Prometheus metrics (dcgm-exporter names + gpuscope_*)"
-echo "run:   http://localhost:$port/health    200 while at least one GPU has fresh data"
+echo "run:   web page: http://127.0.0.1:$port/   live cards, charts, diagnosis and health"
+echo "run:   metrics:  http://127.0.0.1:$port/metrics   Prometheus metrics (dcgm-exporter names + gpuscope_*)"
+echo "run:   health:   http://127.0.0.1:$port/health    200 while at least one GPU has fresh data"
 echo "run:   $bin query --query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw --format=csv -l 2 ${sim[*]}"
 exec "$bin" serve "${sim[@]}" --address "$address"

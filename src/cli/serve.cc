@@ -49,13 +49,26 @@ struct Service {
   std::unique_ptr<serve::Agent> agent;
 };
 
+// A user's counters file gets its warnings; the built-in default (dcgm-exporter's
+// default-counters.csv, which lists a vGPU field no NVML host serves) must
+// start without any, so its notes are debug lines.
+void LogCounterWarnings(const std::string& counters_path, const prom::CounterSet& counters) {
+  for (const std::string& warning : counters.warnings) {
+    if (counters_path.empty()) {
+      spdlog::debug("default counters: {}", warning);
+    } else {
+      spdlog::warn("{}", warning);
+    }
+  }
+}
+
 void Reload(Service& s) {
   spdlog::info("SIGHUP: reloading the counters file and the web-config file");
   Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
   if (!counters.ok()) {
     spdlog::error("reload: keeping the previous counters: {}", counters.status().message());
   } else {
-    for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
+    LogCounterWarnings(s.config.counters_path, *counters);
     s.agent->SetCounters(std::move(*counters));
   }
   Status web = s.agent->ReloadWebConfig();
@@ -85,7 +98,7 @@ Status Configure(Invocation& inv, Service& s) {
   spdlog::set_level(spdlog::level::from_str(s.config.log_level));
   Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
   if (!counters.ok()) return counters.status();
-  for (const std::string& warning : counters->warnings) spdlog::warn("{}", warning);
+  LogCounterWarnings(s.config.counters_path, *counters);
   s.config.render.counters = std::move(*counters);
   if (!s.config.kpi_mapping_file.empty()) {
     Result<otlp::Conventions> conventions = otlp::Conventions::Load(s.config.kpi_mapping_file);
