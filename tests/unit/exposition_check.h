@@ -10,6 +10,7 @@
 // Header-only (the OTLP fuzz target compiles it too). Thread safety: pure.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <map>
