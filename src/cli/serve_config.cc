@@ -130,6 +130,12 @@ Status SetOtlp(const Settings& s, ServeConfig& c) {
   Result<long> series = s.Integer("otlp-max-series");
   if (!series.ok()) return series.status();
   c.otlp_store.max_series = static_cast<std::size_t>(*series);
+  Result<long> bytes = s.Integer("otlp-max-bytes");
+  if (!bytes.ok()) return bytes.status();
+  c.otlp_store.max_bytes = static_cast<std::size_t>(*bytes);
+  Result<double> share = s.Number("otlp-sender-share");
+  if (!share.ok()) return share.status();
+  c.otlp_store.sender_share = *share;
   Result<double> expiry = s.Seconds("otlp-series-expiry");
   if (!expiry.ok()) return expiry.status();
   c.otlp_store.expiry_s = *expiry;

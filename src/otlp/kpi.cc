@@ -27,13 +27,6 @@ constexpr std::array kKnownNames = {
     KnownName{"gen_ai.server.time_per_output_token", Kpi::kTimePerOutputToken},
 };
 
-struct KpiFamily {
-  Kpi kpi;
-  std::string_view family;
-  Kind kind;
-  std::string_view help;
-};
-
 constexpr std::array kKpiFamilies = {
     KpiFamily{Kpi::kStepDuration, "gpuscope_app_step_duration_seconds", Kind::kHistogram,
               "Training step duration reported by the application (OTLP), per GPU it runs on."},
@@ -104,6 +97,8 @@ Status Problem(std::string_view file, const YAML::Mark& mark, const std::string&
 }
 
 }  // namespace
+
+std::span<const KpiFamily> KpiFamilies() { return kKpiFamilies; }
 
 std::string_view KpiName(Kpi kpi) {
   switch (kpi) {

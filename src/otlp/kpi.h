@@ -18,6 +18,7 @@
 
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -40,6 +41,16 @@ enum class Kpi : uint8_t {
   kTimeToFirstToken,    // seconds (histogram)
   kTimePerOutputToken,  // seconds (histogram)
 };
+
+// The family each KPI is exported as. The store reserves these names (and the
+// sample names they generate) for the KPIs: no other metric may take them.
+struct KpiFamily {
+  Kpi kpi;
+  std::string_view family;
+  Kind kind;
+  std::string_view help;
+};
+std::span<const KpiFamily> KpiFamilies();
 
 // "step_duration", ... (the value of the `kpi` label of gpuscope_app_kpi_*).
 std::string_view KpiName(Kpi kpi);

@@ -1,8 +1,10 @@
 #include "otlp/store.h"
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
+#include "base/text.h"
 #include "export/builtin_families.h"
 #include "export/writer.h"
 
@@ -25,14 +27,68 @@ std::string SeriesKey(const Origin& o, const Labels& labels) {
   return key;
 }
 
-void AddHistogram(HistogramValue& into, const HistogramValue& delta) {
-  if (into.bounds != delta.bounds) {
-    into = delta;  // new bounds: the series restarts
-    return;
+// A delta histogram added to `into`; new bounds restart the series. A total
+// that would overflow refuses the point and leaves `into` as it was.
+Status AddHistogram(HistogramValue& into, const HistogramValue& delta, const std::string& family) {
+  if (into.bounds != delta.bounds || into.counts.size() != delta.counts.size()) {
+    into = delta;
+    return Status::Ok();
+  }
+  uint64_t unused = 0;
+  bool overflow = __builtin_add_overflow(into.count, delta.count, &unused) ||
+                  !std::isfinite(into.sum + delta.sum);
+  for (std::size_t i = 0; i < into.counts.size() && !overflow; ++i) {
+    overflow = __builtin_add_overflow(into.counts[i], delta.counts[i], &unused);
+  }
+  if (overflow) {
+    return Status::InvalidArgument("histogram '" + family + "' would overflow its totals");
   }
   for (std::size_t i = 0; i < into.counts.size(); ++i) into.counts[i] += delta.counts[i];
   into.count += delta.count;
   into.sum += delta.sum;
+  return Status::Ok();
+}
+
+// The point's value applied to its series' (validated by CheckPoint).
+Status Apply(const Point& p, double& value, HistogramValue& histogram) {
+  if (p.kind == Kind::kHistogram) {
+    if (p.delta) return AddHistogram(histogram, p.histogram, p.naming.family);
+    histogram = p.histogram;
+    return Status::Ok();
+  }
+  if (!p.delta || p.kind != Kind::kCounter) {
+    value = p.value;
+    return Status::Ok();
+  }
+  if (!std::isfinite(value + p.value)) {
+    return Status::InvalidArgument("counter '" + p.naming.family + "' would overflow");
+  }
+  value += p.value;
+  return Status::Ok();
+}
+
+std::string SenderKey(const Origin& o) { return o.service + '\x1f' + o.host; }
+
+std::string SenderName(const Origin& o) {
+  return "service.name '" + base::Excerpt(o.service, 48) + "' host.name '" +
+         base::Excerpt(o.host, 48) + "'";
+}
+
+std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kCounter:
+      return "counter";
+    case Kind::kHistogram:
+      return "histogram";
+    case Kind::kGauge:
+      break;
+  }
+  return "gauge";
+}
+
+// `ratio` of `n`, rounded down.
+std::size_t Part(std::size_t n, double ratio) {
+  return static_cast<std::size_t>(static_cast<double>(n) * ratio);
 }
 
 // `{gpu="0",UUID="GPU-...",workload="x",...` without the closing brace.
@@ -104,49 +160,128 @@ prom::Family Single(const prom::BuiltinFamily& def, double value) {
 
 }  // namespace
 
-Store::Store(StoreOptions options) : options_(options) {}
+Store::Store(StoreOptions options) : options_(options) {
+  for (const KpiFamily& kpi : KpiFamilies()) {
+    for (std::string& claim : Claims(kpi.family, kpi.kind)) reserved_.emplace(claim, &kpi);
+  }
+}
 
-bool Store::Add(const Batch& batch, const Point& p, double now, IngestResult& result) {
-  auto [it, created] = families_.try_emplace(p.naming.family);
-  FamilyState& family = it->second;
-  if (created) {
-    family.kind = p.kind;
-    family.kpi = p.naming.kpi;
-    family.help = p.naming.help;
-  } else if (family.kind != p.kind) {
-    if (result.problem.empty()) {
-      result.problem = "metric family '" + p.naming.family + "' already has another type";
+// A family name is reserved for its KPI, unique across the names families
+// write (histogram suffixes, OpenMetrics counter names) and keeps the type
+// its first point had.
+Status Store::CheckName(const Point& p) const {
+  const std::string& name = p.naming.family;
+  auto reserved = [&](const KpiFamily& kpi) {
+    return Status::InvalidArgument(
+        "'" + name + "' (a " + std::string(KindName(p.kind)) +
+        ") would take a name of the KPI family '" + std::string(kpi.family) +
+        "', which is reserved for its KPI (docs/app-kpis.md); rename the metric");
+  };
+  if (auto it = families_.find(name); it != families_.end()) {
+    if (auto r = reserved_.find(name); r != reserved_.end() && it->second.kpi != p.naming.kpi) {
+      return reserved(*r->second);
     }
-    return false;
+    if (it->second.kind == p.kind) return Status::Ok();
+    return Status::InvalidArgument("metric family '" + name + "' already has another type (" +
+                                   std::string(KindName(it->second.kind)) +
+                                   ", sent first); this point is a " +
+                                   std::string(KindName(p.kind)));
   }
-  const Origin& origin = batch.origins[p.origin];
-  const std::string key = SeriesKey(origin, p.labels);
-  auto found = family.series.find(key);
-  if (found == family.series.end()) {
-    if (series_ >= options_.max_series) {
-      if (result.problem.empty()) {
-        result.problem = "the receiver keeps at most " + std::to_string(options_.max_series) +
-                         " series (otlp-max-series); new series of '" + p.naming.family +
-                         "' were refused";
-      }
-      if (family.series.empty()) families_.erase(it);
-      return false;
+  for (const std::string& claim : Claims(name, p.kind)) {
+    if (auto r = reserved_.find(claim); r != reserved_.end() && r->second->kpi != p.naming.kpi) {
+      return reserved(*r->second);
     }
-    found = family.series.emplace(key, Series{origin, p.labels}).first;
-    ++series_;
+    if (auto c = claims_.find(claim); c != claims_.end()) {
+      return Status::InvalidArgument("'" + name + "' (a " + std::string(KindName(p.kind)) +
+                                     ") would write '" + claim + "', which the family '" +
+                                     c->second + "' writes in /metrics; rename one of them");
+    }
   }
-  Series& s = found->second;
+  return Status::Ok();
+}
+
+Status Store::Admit(const Point& p, const Origin& origin, std::size_t growth, std::size_t cost,
+                    bool new_series) const {
+  const std::string& name = p.naming.family;
+  if (cost > options_.max_series_bytes) {
+    return Status::InvalidArgument(
+        "a series of '" + name + "' would take " + std::to_string(cost) +
+        " bytes (labels, values and buckets, as kept and exported), over the limit of " +
+        std::to_string(options_.max_series_bytes) + " bytes per series");
+  }
+  // The last kpi_reserve of both budgets is kept for the known KPIs.
+  const double open = p.naming.kpi == Kpi::kNone ? 1 - options_.kpi_reserve : 1;
+  const std::size_t max_series = std::max<std::size_t>(1, Part(options_.max_series, open));
+  const std::size_t max_bytes = Part(options_.max_bytes, open);
+  const std::string which = open < 1 ? " (the rest is kept for the known KPIs)" : "";
+  if (new_series && series_ >= max_series) {
+    return Status::InvalidArgument("the receiver keeps at most " + std::to_string(max_series) +
+                                   " series (otlp-max-series)" + which + "; new series of '" +
+                                   name + "' were refused");
+  }
+  if (bytes_ + growth > max_bytes) {
+    return Status::InvalidArgument("the receiver's series take at most " +
+                                   std::to_string(max_bytes) + " bytes (otlp-max-bytes)" + which +
+                                   "; " + std::to_string(bytes_) + " are taken, a series of '" +
+                                   name + "' needs " + std::to_string(growth) + " more");
+  }
+  auto sender = senders_.find(SenderKey(origin));
+  const Usage usage = sender == senders_.end() ? Usage{} : sender->second;
+  const std::size_t share_series =
+      std::max<std::size_t>(1, Part(options_.max_series, options_.sender_share));
+  const std::size_t share_bytes = Part(options_.max_bytes, options_.sender_share);
+  if ((new_series && usage.series >= share_series) || usage.bytes + growth > share_bytes) {
+    return Status::InvalidArgument(
+        "the sender " + SenderName(origin) + " holds " + std::to_string(usage.series) +
+        " series and " + std::to_string(usage.bytes) + " bytes, its share (otlp-sender-share) is " +
+        std::to_string(share_series) + " series and " + std::to_string(share_bytes) +
+        " bytes; new series of '" + name + "' were refused");
+  }
+  return Status::Ok();
+}
+
+void Store::Charge(const Origin& origin, int series, std::ptrdiff_t bytes) {
+  series_ += series;
+  bytes_ += bytes;
+  auto it = senders_.try_emplace(SenderKey(origin)).first;
+  it->second.series += series;
+  it->second.bytes += bytes;
+  if (it->second.series == 0) senders_.erase(it);
+}
+
+std::map<std::string, Store::FamilyState>::iterator Store::NewFamily(const Point& p) {
+  for (std::string& claim : Claims(p.naming.family, p.kind)) {
+    claims_.emplace(std::move(claim), p.naming.family);
+  }
+  FamilyState family{p.kind, p.naming.kpi, p.naming.help, {}};
+  return families_.emplace(p.naming.family, std::move(family)).first;
+}
+
+Status Store::Update(Series& s, const Point& p, std::size_t cost, double now) {
+  if (cost > s.cost) GPUSCOPE_RETURN_IF_ERROR(Admit(p, s.origin, cost - s.cost, cost, false));
+  GPUSCOPE_RETURN_IF_ERROR(Apply(p, s.value, s.histogram));
+  Charge(s.origin, 0, static_cast<std::ptrdiff_t>(cost) - static_cast<std::ptrdiff_t>(s.cost));
+  s.cost = cost;
   s.updated = now;
-  if (p.kind == Kind::kHistogram) {
-    if (p.delta) {
-      AddHistogram(s.histogram, p.histogram);
-    } else {
-      s.histogram = p.histogram;
-    }
-  } else {
-    s.value = p.delta && p.kind == Kind::kCounter ? s.value + p.value : p.value;
+  return Status::Ok();
+}
+
+Status Store::Add(const Origin& origin, const Point& p, double now) {
+  GPUSCOPE_RETURN_IF_ERROR(CheckPoint(p, origin, options_.limits));
+  GPUSCOPE_RETURN_IF_ERROR(CheckName(p));
+  const std::size_t cost =
+      SeriesCost(p.naming.family, p.kind, origin, p.labels, p.histogram.bounds.size());
+  const std::string key = SeriesKey(origin, p.labels);
+  auto family = families_.find(p.naming.family);
+  if (family != families_.end()) {
+    auto found = family->second.series.find(key);
+    if (found != family->second.series.end()) return Update(found->second, p, cost, now);
   }
-  return true;
+  GPUSCOPE_RETURN_IF_ERROR(Admit(p, origin, cost, cost, true));
+  if (family == families_.end()) family = NewFamily(p);
+  family->second.series.emplace(key, Series{origin, p.labels, p.value, p.histogram, now, cost});
+  Charge(origin, 1, static_cast<std::ptrdiff_t>(cost));
+  return Status::Ok();
 }
 
 IngestResult Store::Ingest(const Batch& batch, double now) {
@@ -159,8 +294,10 @@ IngestResult Store::Ingest(const Batch& batch, double now) {
     attributed[i] = resolver_ && !resolver_->Resolve(batch.origins[i]).empty();
   }
   for (const Point& p : batch.points) {
-    if (!Add(batch, p, now, result)) {
+    Status kept = Add(batch.origins[p.origin], p, now);
+    if (!kept.ok()) {
       ++result.rejected;
+      if (result.problem.empty()) result.problem = kept.message();
       continue;
     }
     ++result.accepted;
@@ -220,17 +357,9 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now) 
   resolver_ = resolver;
   std::vector<prom::Family> out;
   std::vector<KpiReading> readings;
-  for (auto it = families_.begin(); it != families_.end();) {
-    FamilyState& family = it->second;
-    std::erase_if(family.series, [&](const auto& entry) {
-      const bool expired = now - entry.second.updated > options_.expiry_s;
-      if (expired) --series_;
-      return expired;
-    });
-    if (family.series.empty()) {
-      it = families_.erase(it);
-      continue;
-    }
+  Expire(now);
+  for (auto it = families_.begin(); it != families_.end(); ++it) {
+    const FamilyState& family = it->second;
     prom::Family f;
     f.name = it->first;
     f.help = family.help;
@@ -239,11 +368,28 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now) 
     f.lines =
         std::make_shared<const std::string>(RenderFamily(f.name, family, *resolver, readings));
     out.push_back(std::move(f));
-    ++it;
   }
   readings_ = std::move(readings);
   for (prom::Family& f : SelfFamilies()) out.push_back(std::move(f));
   return out;
+}
+
+// Drops the series not updated for expiry_s, and the families left empty.
+void Store::Expire(double now) {
+  for (auto it = families_.begin(); it != families_.end();) {
+    std::erase_if(it->second.series, [&](const auto& entry) {
+      const Series& s = entry.second;
+      const bool expired = now - s.updated > options_.expiry_s;
+      if (expired) Charge(s.origin, -1, -static_cast<std::ptrdiff_t>(s.cost));
+      return expired;
+    });
+    if (!it->second.series.empty()) {
+      ++it;
+      continue;
+    }
+    for (const std::string& claim : Claims(it->first, it->second.kind)) claims_.erase(claim);
+    it = families_.erase(it);
+  }
 }
 
 std::vector<prom::Family> Store::SelfFamilies() const {
@@ -268,6 +414,11 @@ std::vector<KpiReading> Store::Readings() const {
 std::size_t Store::series() const {
   std::lock_guard lock(mu_);
   return series_;
+}
+
+std::size_t Store::bytes() const {
+  std::lock_guard lock(mu_);
+  return bytes_;
 }
 
 }  // namespace gpuscope::otlp

@@ -2,10 +2,17 @@
 //
 // Ingest() adds a decoded batch: a cumulative point replaces its series'
 // value, a delta point adds to it (a delta histogram with other bounds than
-// the series' restarts it). A new series beyond `max_series`, or a point
-// whose family already has another type, is rejected by itself (counted, and
-// named in the partial-success message). Series not updated for `expiry_s`
-// are dropped.
+// the series' restarts it). A point is refused by itself (counted, and named
+// in the partial-success message) when (docs/app-kpis.md, "Limits"):
+// - it is not valid exposition or is over the label limits (admission.h);
+// - its family would write a name another family writes (a histogram `x`
+//   and a gauge `x_count`), or a name reserved for a known KPI family, or its
+//   family already has another type (first come keeps a generic name);
+// - its series would go over a budget: `max_series` series and `max_bytes`
+//   bytes (SeriesCost, admission.h) in all, `max_series_bytes` for one
+//   series, a `sender_share` of both for one sender (service.name and
+//   host.name), and the last `kpi_reserve` of both only for the known KPIs.
+// Series not updated for `expiry_s` are dropped.
 //
 // Families() runs once per sampler cycle (serve's exporter): it resolves
 // every sender to its GPUs through the snapshot (resolve.h) and writes the
@@ -17,6 +24,7 @@
 // Thread safety: every method may be called from any thread (one mutex).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -26,6 +34,7 @@
 
 #include "export/family.h"
 #include "gpuscope/snapshot.h"
+#include "otlp/admission.h"
 #include "otlp/decode.h"
 #include "otlp/resolve.h"
 
@@ -33,7 +42,16 @@ namespace gpuscope::otlp {
 
 struct StoreOptions {
   std::size_t max_series = 10000;  // series kept at most (default 10000)
-  double expiry_s = 300;           // a series not updated for this long is dropped (default 5 min)
+  // SeriesCost summed over every series, at most (default 16 MiB).
+  std::size_t max_bytes = std::size_t{16} << 20;
+  // One series' SeriesCost at most (default 32 KiB).
+  std::size_t max_series_bytes = std::size_t{32} << 10;
+  // The part of max_series and max_bytes one sender may hold (default 0.5).
+  double sender_share = 0.5;
+  // The last part of max_series and max_bytes, kept for the known KPI families (default 0.1).
+  double kpi_reserve = 0.1;
+  PointLimits limits;     // label and name limits (defaults in admission.h)
+  double expiry_s = 300;  // a series not updated for this long is dropped (default 5 min)
 };
 
 struct IngestResult {
@@ -68,6 +86,8 @@ class Store {
   std::vector<KpiReading> Readings() const;
 
   std::size_t series() const;
+  // SeriesCost summed over every series kept.
+  std::size_t bytes() const;
 
  private:
   struct Series {
@@ -76,6 +96,10 @@ class Store {
     double value = 0;
     HistogramValue histogram;
     double updated = 0;
+    std::size_t cost = 0;  // SeriesCost when last updated
+  };
+  struct Usage {
+    std::size_t series = 0, bytes = 0;
   };
   struct FamilyState {
     Kind kind = Kind::kGauge;
@@ -83,7 +107,15 @@ class Store {
     std::string help;
     std::map<std::string, Series> series;  // by origin and labels
   };
-  bool Add(const Batch& batch, const Point& point, double now, IngestResult& result);
+  Status Add(const Origin& origin, const Point& point, double now);
+  Status CheckName(const Point& point) const;
+  // Whether a series may grow by `growth` bytes to `cost` (a new one: from 0).
+  Status Admit(const Point& point, const Origin& origin, std::size_t growth, std::size_t cost,
+               bool new_series) const;
+  Status Update(Series& series, const Point& point, std::size_t cost, double now);
+  std::map<std::string, FamilyState>::iterator NewFamily(const Point& point);
+  void Charge(const Origin& origin, int series, std::ptrdiff_t bytes);
+  void Expire(double now);
   std::string RenderFamily(const std::string& name, const FamilyState& family,
                            const Resolver& resolver, std::vector<KpiReading>& readings) const;
   std::vector<prom::Family> SelfFamilies() const;
@@ -91,7 +123,10 @@ class Store {
   StoreOptions options_;
   mutable std::mutex mu_;
   std::map<std::string, FamilyState> families_;
-  std::size_t series_ = 0;
+  std::map<std::string, std::string, std::less<>> claims_;         // name in /metrics -> family
+  std::map<std::string, const KpiFamily*, std::less<>> reserved_;  // the KPI families' claims
+  std::map<std::string, Usage> senders_;                           // by service.name and host.name
+  std::size_t series_ = 0, bytes_ = 0;
   std::shared_ptr<const Resolver> resolver_;  // of the last cycle; null before the first
   std::vector<KpiReading> readings_;
   uint64_t accepted_ = 0, rejected_ = 0, unattributed_ = 0;

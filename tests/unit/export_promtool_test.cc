@@ -1,43 +1,21 @@
 // Lints rendered bodies with promtool (Debian's prometheus package), as
 // Prometheus' own parser and conventions see them.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <string>
 
 #include "export/render.h"
 #include "export_test_util.h"
+#include "promtool_util.h"
 #include "test_need.h"
 
 namespace gpuscope::prom {
 namespace {
 
-struct Lint {
-  int exit_code = -1;
-  std::string output;
-};
-
-bool HavePromtool() { return std::system("command -v promtool > /dev/null 2>&1") == 0; }
-
-Lint RunPromtool(const std::string& body) {
-  std::string path =
-      ::testing::TempDir() + "/export_promtool_" + std::to_string(getpid()) + ".prom";
-  std::ofstream(path, std::ios::binary) << body;
-  std::string command = "promtool check metrics < '" + path + "' 2>&1";
-  Lint lint;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return lint;
-  char buffer[4096];
-  while (std::size_t n = fread(buffer, 1, sizeof(buffer), pipe)) lint.output.append(buffer, n);
-  int status = pclose(pipe);
-  lint.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::remove(path.c_str());
-  return lint;
-}
+using test_support::HavePromtool;
+using test_support::Lint;
+using test_support::RunPromtool;
 
 std::vector<Family> SelfMetrics() {
   return {{"gpuscope_collector_up",

@@ -229,7 +229,7 @@ TEST_F(ReceiverTest, OverThePointRateTheWholeRequestGets429AndIsKeptOnRetry) {
 }
 
 TEST_F(ReceiverTest, NewSeriesBeyondTheLimitAreRejectedExistingOnesKeepUpdating) {
-  Store small({.max_series = 2, .expiry_s = 60});
+  Store small({.max_series = 2, .sender_share = 1, .kpi_reserve = 0, .expiry_s = 60});
   Receiver receiver(
       options_, small, [this] { return steady_ += 1; }, [this] { return now_; });
   auto post = [&](double v) {

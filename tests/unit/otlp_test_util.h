@@ -1,10 +1,15 @@
 // Builders of OTLP requests for the receiver's tests.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
 
+#include "export/writer.h"
 #include "otlp/otlp_metrics.pb.h"
+#include "otlp/receiver.h"
+#include "otlp/store.h"
 
 namespace gpuscope::otlp::testing {
 
@@ -62,6 +67,33 @@ inline pb::HistogramDataPoint* AddHistogram(pb::ScopeMetrics* scope, const std::
   dp->set_count(count);
   dp->set_sum(sum);
   return dp;
+}
+
+// The receiver's answer to `request` posted as protobuf (EXPECTs a 200).
+inline pb::ExportMetricsServiceResponse Post(Receiver& receiver,
+                                             const pb::ExportMetricsServiceRequest& request) {
+  const std::string body = request.SerializeAsString();
+  http::Request r;
+  r.method = "POST";
+  r.path = kMetricsPath;
+  r.content_type = "application/x-protobuf";
+  r.body = body;
+  http::Response response = receiver.Handle(r);
+  EXPECT_EQ(response.status, 200) << *response.body;
+  pb::ExportMetricsServiceResponse reply;
+  EXPECT_TRUE(reply.ParseFromString(*response.body));
+  return reply;
+}
+
+// The store's application families as /metrics writes them (HELP, TYPE, lines; unattributed).
+inline std::string Exposition(Store& store, double now) {
+  std::string out;
+  for (const prom::Family& f : store.Families(Snapshot{}, now)) {
+    if (!f.lines || f.lines->empty()) continue;
+    prom::AppendHeader(f.name, f.help, f.type, prom::Format::kText, &out);
+    out += *f.lines;
+  }
+  return out;
 }
 
 }  // namespace gpuscope::otlp::testing
