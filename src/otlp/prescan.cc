@@ -224,7 +224,6 @@ class Scanner {
     return TooMany("messages, repeated values and unknown fields", limits_.max_elements);
   }
 
-
   std::optional<Failure> Invalid() const {
     return Failure{400,
                    "the body is not a valid protobuf ExportMetricsServiceRequest (truncated or "

@@ -128,7 +128,7 @@ TEST_F(LimitsTest, EveryRepeatedFieldCountsTowardTheElementLimit) {
 }
 
 TEST_F(LimitsTest, NestingPastTheDepthLimitIsRefused) {
-  std::string value = Field(1, "leaf");  // AnyValue{string_value}
+  std::string value = Field(1, "leaf");                            // AnyValue{string_value}
   for (int i = 0; i < 10; ++i) value = Field(5, Field(1, value));  // AnyValue{array{values}}
   const std::string point = Field(7, Field(1, "k") + Field(2, value));
   http::Response deep = Post(RequestWithGauge(Field(1, point)));
@@ -156,7 +156,8 @@ TEST_F(LimitsTest, JsonIsBoundedByItsObjectsAndItsPoints) {
 TEST_F(LimitsTest, TheRateIsPaidBeforeParsingAndAnEmptyBucketRefusesBeforeInflating) {
   ReceiverOptions options = options_;
   options.max_points_per_second = 10;
-  Receiver receiver(options, store_, [this] { return steady_; }, [] { return 1000.0; });
+  Receiver receiver(
+      options, store_, [this] { return steady_; }, [] { return 1000.0; });
   auto post = [&](const std::string& body, const std::string& encoding = "") {
     http::Request r;
     r.method = "POST";
