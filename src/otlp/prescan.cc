@@ -5,10 +5,16 @@
 namespace gpuscope::otlp {
 namespace {
 
-std::optional<Failure> TooMany(const std::string& what, uint64_t limit) {
+// `setting`: the serve setting that raises the limit, "" when fixed.
+std::optional<Failure> TooMany(const std::string& what, uint64_t limit,
+                               std::string_view setting = "") {
+  const std::string named = setting.empty() ? "" : " (" + std::string(setting) + ")";
   return Failure{413, "the request has more than " + std::to_string(limit) + " " + what +
-                          ", the receiver's limit per request; send smaller batches"};
+                          ", the receiver's limit per request" + named + "; send smaller batches"};
 }
+
+constexpr std::string_view kPointsSetting = "otlp-max-points-per-request";
+constexpr std::string_view kElementsSetting = "otlp-max-elements-per-request";
 
 enum class Msg : uint8_t {
   kRequest,
@@ -174,7 +180,7 @@ class Scanner {
       }
       if (field->kind != Kind::kMessage) continue;
       if (IsPoint(field->child) && ++shape_.points > limits_.max_points) {
-        return TooMany("data points", limits_.max_points);
+        return TooMany("data points", limits_.max_points, kPointsSetting);
       }
       if (auto f = Add(1)) return f;
       if (auto f = Message(payload, field->child, depth + 1)) return f;
@@ -221,7 +227,8 @@ class Scanner {
   std::optional<Failure> Add(uint64_t n) {
     shape_.elements += n;
     if (shape_.elements <= limits_.max_elements) return std::nullopt;
-    return TooMany("messages, repeated values and unknown fields", limits_.max_elements);
+    return TooMany("messages, repeated values and unknown fields", limits_.max_elements,
+                   kElementsSetting);
   }
 
   std::optional<Failure> Invalid() const {
@@ -245,7 +252,7 @@ std::optional<Failure> ScanProtobuf(std::string_view bytes, const RequestLimits&
 
 std::optional<Failure> CheckPoints(uint64_t points, const RequestLimits& limits) {
   if (points <= limits.max_points) return std::nullopt;
-  return TooMany("data points", limits.max_points);
+  return TooMany("data points", limits.max_points, kPointsSetting);
 }
 
 std::optional<Failure> ScanJson(std::string_view bytes, const RequestLimits& limits) {
@@ -263,7 +270,7 @@ std::optional<Failure> ScanJson(std::string_view bytes, const RequestLimits& lim
     } else if (c == '"') {
       in_string = true;
     } else if (c == '{' && ++objects > limits.max_elements) {
-      return TooMany("JSON objects", limits.max_elements);
+      return TooMany("JSON objects", limits.max_elements, kElementsSetting);
     }
   }
   return std::nullopt;

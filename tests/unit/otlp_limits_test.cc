@@ -98,7 +98,9 @@ TEST(GzipBombTest, EmptyDataPointsAreRefusedAtTheDefaultLimitWhileScanning) {
   EXPECT_EQ(answer.status, 413);
   pb::Status status;
   ASSERT_TRUE(status.ParseFromString(*answer.body));
-  EXPECT_NE(status.message().find("more than 20000 data points"), std::string::npos)
+  EXPECT_NE(status.message().find("more than 20000 data points, the receiver's limit per request "
+                                  "(otlp-max-points-per-request)"),
+            std::string::npos)
       << status.message();
   // The scan stops at the first point past the limit, without building any of them.
   Shape shape;
