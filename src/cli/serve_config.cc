@@ -127,6 +127,12 @@ Status SetOtlp(const Settings& s, ServeConfig& c) {
   Result<long> rate = s.Integer("otlp-max-points-per-second");
   if (!rate.ok()) return rate.status();
   c.otlp.max_points_per_second = static_cast<double>(*rate);
+  Result<long> points = s.Integer("otlp-max-points-per-request");
+  if (!points.ok()) return points.status();
+  c.otlp.limits.max_points = static_cast<uint64_t>(*points);
+  Result<long> elements = s.Integer("otlp-max-elements-per-request");
+  if (!elements.ok()) return elements.status();
+  c.otlp.limits.max_elements = static_cast<uint64_t>(*elements);
   Result<long> series = s.Integer("otlp-max-series");
   if (!series.ok()) return series.status();
   c.otlp_store.max_series = static_cast<std::size_t>(*series);

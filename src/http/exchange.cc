@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <optional>
 
@@ -98,6 +99,21 @@ bool HasBody(MHD_Connection* connection) {
   return (length != nullptr && std::string_view(length) != "0") || chunked != nullptr;
 }
 
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+// Every answer tells browsers not to guess its type (a text body must never run as a page),
+// unless the web-config's headers or the handler set the header already.
+bool NamesHeader(const std::vector<std::pair<std::string, std::string>>& headers,
+                 std::string_view name) {
+  return std::any_of(headers.begin(), headers.end(),
+                     [&](const auto& header) { return SameName(header.first, name); });
+}
+
 void ReleaseBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }
 
 MHD_Result Send(MHD_Connection* connection, Response response, const WebConfig& web) {
@@ -118,6 +134,10 @@ MHD_Result Send(MHD_Connection* connection, Response response, const WebConfig& 
   }
   for (const auto& [name, value] : response.headers) {
     MHD_add_response_header(mhd, name.c_str(), value.c_str());
+  }
+  constexpr std::string_view kNoSniff = "X-Content-Type-Options";
+  if (!NamesHeader(web.headers, kNoSniff) && !NamesHeader(response.headers, kNoSniff)) {
+    MHD_add_response_header(mhd, kNoSniff.data(), "nosniff");
   }
   MHD_Result result = MHD_queue_response(connection, static_cast<unsigned>(response.status), mhd);
   MHD_destroy_response(mhd);
@@ -299,14 +319,28 @@ bool DeclaredTooLarge(MHD_Connection* connection, size_t limit) {
 }  // namespace
 
 void Server::Daemon::TakeUpload(Exchange& exchange, const char* data, size_t* size) {
-  if (!exchange.body_too_large && exchange.body.size() + *size <= exchange.route->max_body) {
-    exchange.body.append(data, *size);
-  } else {
-    exchange.body_too_large = true;
-    exchange.body.clear();
-    exchange.body.shrink_to_fit();
-  }
+  const size_t chunk = *size;
   *size = 0;
+  if (exchange.over_budget) return;
+  const size_t needed = exchange.body.size() + chunk;
+  if (exchange.body_too_large || needed > exchange.route->max_body) {
+    exchange.body_too_large = true;
+    exchange.Release();
+    return;
+  }
+  if (needed > exchange.reserved) {
+    // Capacity grows by doubling, up to the route's limit; the budget pays for capacity.
+    const size_t want = std::min(std::max(needed, exchange.reserved * 2), exchange.route->max_body);
+    if (!server->ReserveBody(want - exchange.reserved)) {
+      exchange.over_budget = true;
+      exchange.Release();
+      return;
+    }
+    exchange.budget = &server->body_bytes_;
+    exchange.reserved = want;
+    exchange.body.reserve(want);
+  }
+  exchange.body.append(data, chunk);
 }
 
 Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
@@ -381,12 +415,24 @@ MHD_Result Server::Daemon::Dispatch(void* cls, MHD_Connection* connection, const
       exchange->body_too_large = true;
       return Send(connection, daemon->Serve(connection, url, method, *exchange), current->web);
     }
+    if (exchange->route != nullptr) {
+      daemon->server->head_deadline_->BodyStarted(DeadlineEntry(connection));
+    }
     if (first || exchange->head_pending) return MHD_YES;  // the body comes next
   }
   if (*upload_data_size != 0) {  // only POST routes get this far with a body
-    // Over the limit (chunked): the rest is read and dropped, then answered 413.
-    TakeUpload(*exchange, upload_data, upload_data_size);
+    daemon->server->head_deadline_->BodyProgress(DeadlineEntry(connection), *upload_data_size);
+    // Over the route's limit (chunked) or the in-flight budget: the rest is read and dropped
+    // (libmicrohttpd cannot answer in the middle of a body), then answered.
+    daemon->TakeUpload(*exchange, upload_data, upload_data_size);
     return MHD_YES;
+  }
+  daemon->server->head_deadline_->BodyDone(DeadlineEntry(connection));
+  if (exchange->over_budget) {
+    Response busy = RetryLater(503, "Service Unavailable: too many request bodies in flight\n",
+                               std::chrono::seconds(1));
+    busy.headers.emplace_back("Connection", "close");
+    return Send(connection, std::move(busy), current->web);
   }
   return Send(connection, daemon->Serve(connection, url, method, *exchange), current->web);
 }

@@ -9,11 +9,17 @@ namespace gpuscope::http {
 struct HeadDeadline::Entry {
   int fd;
   Clock::time_point deadline;
-  bool waiting;  // for a request head
+  bool waiting;       // for a request head
+  bool body = false;  // receiving a request body
+  Clock::time_point body_start{};
+  size_t body_bytes = 0;
 };
 
-HeadDeadline::HeadDeadline(std::chrono::milliseconds timeout)
-    : timeout_(std::max(timeout, std::chrono::milliseconds(1))) {
+HeadDeadline::HeadDeadline(std::chrono::milliseconds timeout, std::chrono::milliseconds body_grace,
+                           size_t min_body_rate)
+    : timeout_(std::max(timeout, std::chrono::milliseconds(1))),
+      body_grace_(body_grace),
+      min_body_rate_(min_body_rate) {
   sweeper_ = std::thread([this] { Sweep(); });
 }
 
@@ -43,9 +49,30 @@ void HeadDeadline::HeadReceived(Entry* entry) {
   entry->waiting = false;
 }
 
+void HeadDeadline::BodyStarted(Entry* entry) {
+  if (entry == nullptr || min_body_rate_ == 0) return;
+  std::lock_guard lock(mu_);
+  entry->body = true;
+  entry->body_start = Clock::now();
+  entry->body_bytes = 0;
+}
+
+void HeadDeadline::BodyProgress(Entry* entry, size_t bytes) {
+  if (entry == nullptr) return;
+  std::lock_guard lock(mu_);
+  entry->body_bytes += bytes;
+}
+
+void HeadDeadline::BodyDone(Entry* entry) {
+  if (entry == nullptr) return;
+  std::lock_guard lock(mu_);
+  entry->body = false;
+}
+
 void HeadDeadline::ResponseDone(Entry* entry) {
   if (entry == nullptr) return;
   std::lock_guard lock(mu_);
+  entry->body = false;
   entry->waiting = true;
   entry->deadline = Clock::now() + timeout_;
 }
@@ -62,6 +89,19 @@ uint64_t HeadDeadline::expired() const {
   return expired_;
 }
 
+uint64_t HeadDeadline::slow_bodies() const {
+  std::lock_guard lock(mu_);
+  return slow_bodies_;
+}
+
+// Each byte buys 1/min_body_rate seconds beyond the grace.
+bool HeadDeadline::TooSlow(const Entry& entry, Clock::time_point now) const {
+  if (!entry.body) return false;
+  const auto earned = std::chrono::duration<double>(static_cast<double>(entry.body_bytes) /
+                                                    static_cast<double>(min_body_rate_));
+  return now > entry.body_start + body_grace_ + std::chrono::duration_cast<Clock::duration>(earned);
+}
+
 void HeadDeadline::Sweep() {
   // A deadline is met within a tenth of the timeout (at most 250 ms) of its time.
   auto tick =
@@ -75,6 +115,12 @@ void HeadDeadline::Sweep() {
     cv_.wait_for(lock, tick, [this] { return stopping_; });
     Clock::time_point now = Clock::now();
     for (Entry* entry : entries_) {
+      if (TooSlow(*entry, now)) {
+        entry->body = false;  // once, as below
+        shutdown(entry->fd, SHUT_RDWR);
+        ++slow_bodies_;
+        continue;
+      }
       if (!entry->waiting || entry->deadline > now) continue;
       entry->waiting = false;  // once: libmicrohttpd closes it and calls Closed()
       shutdown(entry->fd, SHUT_RDWR);

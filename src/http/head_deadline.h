@@ -3,6 +3,10 @@
 // received, so a client sending one header line every few seconds (slowloris) would hold a
 // connection forever.
 //
+// Request bodies (POST routes) get a minimum rate instead, for the same reason: once the body
+// has started, the bytes received must keep up with `min_body_rate` bytes a second after a grace
+// of `body_grace` (as Apache's mod_reqtimeout MinRate), or the connection is cut the same way.
+//
 // The server registers each connection when libmicrohttpd reports it open (its socket is then
 // known), marks the head received when the request handler is first called, restarts the
 // deadline when a response is done (the next request on a keep-alive connection) and forgets the
@@ -18,6 +22,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <thread>
@@ -30,7 +35,10 @@ class HeadDeadline {
   using Clock = std::chrono::steady_clock;
   struct Entry;
 
-  explicit HeadDeadline(std::chrono::milliseconds timeout);
+  // `min_body_rate` 0: no minimum for bodies.
+  explicit HeadDeadline(std::chrono::milliseconds timeout,
+                        std::chrono::milliseconds body_grace = std::chrono::milliseconds(10000),
+                        size_t min_body_rate = 0);
   ~HeadDeadline();  // stops the sweeper; connections still registered are freed
   HeadDeadline(const HeadDeadline&) = delete;
   HeadDeadline& operator=(const HeadDeadline&) = delete;
@@ -39,6 +47,11 @@ class HeadDeadline {
   Entry* Open(int fd);
   // The request head arrived (null is ignored).
   void HeadReceived(Entry* entry);
+  // A request body starts now; `BodyProgress` adds the bytes received; `BodyDone` ends the
+  // minimum-rate check (null is ignored by all three).
+  void BodyStarted(Entry* entry);
+  void BodyProgress(Entry* entry, size_t bytes);
+  void BodyDone(Entry* entry);
   // The response is done: the next request head is due within the timeout from now.
   void ResponseDone(Entry* entry);
   // The connection closed: `entry` is freed.
@@ -46,15 +59,21 @@ class HeadDeadline {
 
   // Connections cut so far for missing their deadline.
   uint64_t expired() const;
+  // Connections cut so far for a body slower than the minimum rate.
+  uint64_t slow_bodies() const;
 
  private:
   void Sweep();
+  bool TooSlow(const Entry& entry, Clock::time_point now) const;
 
   std::chrono::milliseconds timeout_;
+  std::chrono::milliseconds body_grace_;
+  size_t min_body_rate_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::unordered_set<Entry*> entries_;
   uint64_t expired_ = 0;
+  uint64_t slow_bodies_ = 0;
   bool stopping_ = false;
   std::thread sweeper_;
 };

@@ -218,7 +218,8 @@ Status Server::Start() {
   Result<Listener> listener = Listener::Bind(options_.listen_address, kListenBacklog);
   if (!listener.ok()) return listener.status();
   listener_ = std::move(*listener);
-  head_deadline_ = std::make_unique<HeadDeadline>(options_.head_timeout);
+  head_deadline_ = std::make_unique<HeadDeadline>(options_.head_timeout, options_.body_grace,
+                                                  options_.min_body_bytes_per_second);
   verifier_ = std::make_unique<VerifierPool>(kVerifierThreads, kVerifierQueue);
   failures_ = std::make_unique<FailureLimiter>(kFailureBurst, kFailureRefill);
   Status started = Apply(std::move(*config), true);
@@ -293,6 +294,19 @@ void Server::Stop() {
   verifier_.reset();
   head_deadline_.reset();
   port_.store(0);
+}
+
+bool Server::ReserveBody(size_t bytes) {
+  size_t held = body_bytes_.load();
+  do {
+    if (held + bytes > options_.max_body_bytes_in_flight) return false;
+  } while (!body_bytes_.compare_exchange_weak(held, held + bytes));
+  return true;
+}
+
+uint64_t Server::slow_bodies() const {
+  std::lock_guard lock(control_mu_);
+  return head_deadline_ == nullptr ? 0 : head_deadline_->slow_bodies();
 }
 
 uint64_t Server::heads_expired() const {

@@ -5,7 +5,8 @@
 // Slow or hostile clients cannot take the scrape path down (docs/security.md): connections are
 // limited in all and per client address; a request head must arrive complete within
 // `head_timeout` of the connection opening (or of the previous response), however slowly its
-// bytes trickle in (http/head_deadline.h); bcrypt runs on a small worker pool while the
+// bytes trickle in (http/head_deadline.h); request bodies must keep a minimum rate and all of
+// them together fit an in-flight byte budget; bcrypt runs on a small worker pool while the
 // connection is suspended, failed checks are rate-limited per client address and verified
 // credentials are cached (http/verifier.h, http/basic_auth.h).
 //
@@ -94,6 +95,13 @@ struct ServerOptions {
   // are answered 431/414 by libmicrohttpd. Request bodies are refused (413) except on POST
   // routes (HandlePost), which stream them into memory up to their own limit.
   size_t max_request_bytes = 16 * 1024;
+  // Request-body bytes that all connections together may hold in memory (POST routes; default
+  // 16 MiB); a body that would pass it is refused with 503 and Retry-After, its connection closed.
+  size_t max_body_bytes_in_flight = 16 << 20;
+  // A request body must arrive at this average rate, counted from `body_grace` after it starts
+  // (default 4096 bytes a second after 10 s; 0: no minimum); slower uploads are closed.
+  size_t min_body_bytes_per_second = 4096;
+  std::chrono::milliseconds body_grace{10000};
   // Worker threads (default 0: one per core, at most 4).
   unsigned threads = 0;
   // exporter-toolkit web-config file (default "": plain HTTP, no auth).
@@ -135,6 +143,8 @@ class Server {
   bool tls_enabled() const;
   uint64_t reload_count() const { return reloads_.load(); }  // successful TLS (re)starts
   uint64_t heads_expired() const;  // connections cut for missing the head deadline
+  uint64_t slow_bodies() const;    // connections cut for a body under the minimum rate
+  size_t body_bytes_in_flight() const { return body_bytes_.load(); }
 
  private:
   struct Config;
@@ -144,6 +154,8 @@ class Server {
   Result<std::shared_ptr<const Config>> LoadConfig() const;
   Status Apply(std::shared_ptr<const Config> config, bool force_restart);
   Status StartDaemon(std::shared_ptr<const Config> config);
+  // Takes `bytes` from the in-flight body budget; false when they do not fit.
+  bool ReserveBody(size_t bytes);
   void WatchFiles();
   void ReloadChangedCertificates(std::vector<FileStamp>& failed);
 
@@ -161,6 +173,7 @@ class Server {
   std::atomic<std::shared_ptr<const Config>> config_;  // read per request
   std::unique_ptr<Daemon> daemon_;
   std::atomic<uint64_t> reloads_{0};
+  std::atomic<size_t> body_bytes_{0};  // held by request bodies (max_body_bytes_in_flight)
   std::unique_ptr<HeadDeadline> head_deadline_;  // while running
   std::unique_ptr<VerifierPool> verifier_;       // while running
   std::unique_ptr<FailureLimiter> failures_;

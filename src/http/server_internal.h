@@ -66,8 +66,9 @@ struct Server::Daemon {
                          std::string client);
   Response Serve(MHD_Connection* connection, std::string_view url, std::string_view method,
                  const Exchange& exchange) const;
-  // A POST route's body: appends one chunk, or marks the body too large and drops the rest.
-  static void TakeUpload(Exchange& exchange, const char* data, size_t* size);
+  // A POST route's body: appends one chunk, or marks the body too large (over the route's
+  // limit) or over budget (the server's in-flight bytes) and drops the rest.
+  void TakeUpload(Exchange& exchange, const char* data, size_t* size);
 };
 
 // One request, from its request line to its completion.
@@ -80,7 +81,22 @@ struct Server::Exchange {
   const Route* route = nullptr;              // a POST route, found at the head
   std::string body;                          // its body so far
   bool body_too_large = false;               // over the route's limit: the rest is discarded
+  bool over_budget = false;                  // over the in-flight budget: discarded, 503
   std::atomic<Auth> auth{Auth::kUnchecked};  // written by a verifier worker while suspended
+  std::atomic<size_t>* budget = nullptr;     // the server's in-flight body bytes
+  size_t reserved = 0;                       // taken from it for `body`
+
+  Exchange() = default;
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+  ~Exchange() { Release(); }
+  // Gives the body's bytes back to the budget and frees them.
+  void Release() {
+    if (budget != nullptr) budget->fetch_sub(reserved);
+    reserved = 0;
+    body.clear();
+    body.shrink_to_fit();
+  }
 };
 
 }  // namespace gpuscope::http

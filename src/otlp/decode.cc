@@ -1,12 +1,15 @@
 #include "otlp/decode.h"
 
+#include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
 #include <zlib.h>
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <mutex>
 
 #include "otlp/otlp_metrics.pb.h"
 
@@ -23,6 +26,12 @@ std::string_view Trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
+}
+
+// Another gzip member may follow one that ended (RFC 1952 2.2); anything else after the end is
+// refused rather than silently dropped.
+bool AnotherMember(const z_stream& z) {
+  return z.avail_in >= 2 && z.next_in[0] == 0x1f && z.next_in[1] == 0x8b;
 }
 
 std::optional<Failure> Inflate(std::string_view body, std::size_t limit, std::string* out) {
@@ -44,12 +53,18 @@ std::optional<Failure> Inflate(std::string_view body, std::size_t limit, std::st
                               std::to_string(limit) + " bytes (otlp-max-request-bytes)"};
     }
     out->append(buffer, produced);
+    if (rc == Z_STREAM_END && AnotherMember(z) && inflateReset(&z) == Z_OK) rc = Z_OK;
     if (rc == Z_BUF_ERROR && z.avail_in == 0) break;  // input ended before the stream did
   }
+  const uInt trailing = z.avail_in;
   inflateEnd(&z);
   if (rc != Z_STREAM_END) {
     return Failure{400, "the gzip body is corrupt or truncated (" +
                             std::string(z.msg != nullptr ? z.msg : "unexpected end") + ")"};
+  }
+  if (trailing > 0) {
+    return Failure{400, "the gzip body has " + std::to_string(trailing) +
+                            " bytes of garbage after the end of its gzip stream"};
   }
   return std::nullopt;
 }
@@ -229,7 +244,23 @@ struct Converter {
   }
 };
 
+// libprotobuf writes to stderr for every string with invalid UTF-8 it parses: anyone who can
+// post would fill the agent's log. The request is already answered 400 with the reason.
+void ProtobufToDebugLog(google::protobuf::LogLevel level, const char* file, int line,
+                        const std::string& message) {
+  if (level >= google::protobuf::LOGLEVEL_FATAL) {
+    spdlog::critical("otlp: libprotobuf {}:{}: {}", file, line, message);
+  } else {
+    spdlog::debug("otlp: libprotobuf: {}", message);
+  }
+}
+
 }  // namespace
+
+void QuietProtobufLog() {
+  static std::once_flag once;
+  std::call_once(once, [] { google::protobuf::SetLogHandler(&ProtobufToDebugLog); });
+}
 
 std::optional<Encoding> EncodingOf(std::string_view content_type) {
   const std::string type = Lower(Trim(content_type.substr(0, content_type.find(';'))));
@@ -254,6 +285,7 @@ std::optional<Failure> DecodeContent(std::string_view body, std::string_view enc
 
 std::optional<Failure> ParseRequest(std::string_view bytes, Encoding encoding,
                                     pb::ExportMetricsServiceRequest* out) {
+  QuietProtobufLog();
   if (encoding == Encoding::kProtobuf) {
     if (out->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return std::nullopt;
     return Failure{400,

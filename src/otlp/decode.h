@@ -38,9 +38,14 @@ struct Failure {
   std::string message;
 };
 
-// The body after Content-Encoding ("", "identity" or "gzip"), at most `limit` bytes.
+// The body after Content-Encoding ("", "identity" or "gzip"), at most `limit` bytes. Several
+// gzip members are read in turn; other bytes after the gzip stream are refused (400).
 std::optional<Failure> DecodeContent(std::string_view body, std::string_view encoding,
                                      std::size_t limit, std::string* out);
+
+// Sends libprotobuf's log lines (one per invalid UTF-8 string parsed, for one) to the debug
+// log instead of stderr. Once per process; ParseRequest calls it, Receiver too (before serving).
+void QuietProtobufLog();
 
 // The request message from its bytes.
 std::optional<Failure> ParseRequest(std::string_view bytes, Encoding encoding,

@@ -50,7 +50,9 @@ Receiver::Receiver(ReceiverOptions options, Store& store, Clock clock, WallClock
     : options_(std::move(options)),
       store_(store),
       clock_(clock ? std::move(clock) : Clock(SteadySeconds)),
-      wall_(wall ? std::move(wall) : WallClock(UnixSeconds)) {}
+      wall_(wall ? std::move(wall) : WallClock(UnixSeconds)) {
+  QuietProtobufLog();  // before the server's threads parse anything
+}
 
 void Receiver::Register(http::Server& server) {
   server.HandlePost(
@@ -58,9 +60,7 @@ void Receiver::Register(http::Server& server) {
       options_.max_body_bytes);
 }
 
-bool Receiver::Admit(uint64_t points, double* retry_after) {
-  std::lock_guard lock(bucket_mu_);
-  const double now = clock_();
+void Receiver::RefillLocked(double now) {
   const double rate = options_.max_points_per_second;
   if (refilled_at_ < 0) {
     tokens_ = rate;
@@ -68,6 +68,20 @@ bool Receiver::Admit(uint64_t points, double* retry_after) {
     tokens_ = std::min(rate, tokens_ + (now - refilled_at_) * rate);
   }
   refilled_at_ = now;
+}
+
+bool Receiver::Exhausted(double* retry_after) {
+  std::lock_guard lock(bucket_mu_);
+  RefillLocked(clock_());
+  if (tokens_ >= 1) return false;
+  *retry_after = std::max(1.0, std::ceil((1 - tokens_) / options_.max_points_per_second));
+  return true;
+}
+
+bool Receiver::Admit(uint64_t points, double* retry_after) {
+  std::lock_guard lock(bucket_mu_);
+  RefillLocked(clock_());
+  const double rate = options_.max_points_per_second;
   // A request larger than one second's budget still passes once the bucket is full; the
   // debt it leaves holds the next ones back.
   if (tokens_ <= 0 || (tokens_ < static_cast<double>(points) && tokens_ < rate)) {
@@ -76,6 +90,46 @@ bool Receiver::Admit(uint64_t points, double* retry_after) {
   }
   tokens_ -= static_cast<double>(points);
   return true;
+}
+
+http::Response Receiver::TooFast(double retry_after, Encoding answer) {
+  store_.CountRequest(429);
+  http::Response response =
+      Refuse(429,
+             "over the receiver's limit of " +
+                 std::to_string(std::llround(options_.max_points_per_second)) +
+                 " points per second (otlp-max-points-per-second); retry later",
+             answer);
+  response.headers.emplace_back("Retry-After", std::to_string(std::llround(retry_after)));
+  return response;
+}
+
+std::optional<http::Response> Receiver::Parse(std::string_view bytes, Encoding encoding,
+                                              Encoding answer,
+                                              pb::ExportMetricsServiceRequest* message) {
+  auto refuse = [&](const Failure& failure) {
+    store_.CountRequest(failure.status);
+    return Refuse(failure.status, failure.message, answer);
+  };
+  // Protobuf: counted on the wire, so points are paid for before the message is built. JSON:
+  // bounded by its objects, counted once built.
+  uint64_t points = 0;
+  if (encoding == Encoding::kProtobuf) {
+    Shape shape;
+    if (auto failure = ScanProtobuf(bytes, options_.limits, &shape)) return refuse(*failure);
+    points = shape.points;
+  } else if (auto failure = ScanJson(bytes, options_.limits)) {
+    return refuse(*failure);
+  }
+  double retry_after = 1;
+  if (points > 0 && !Admit(points, &retry_after)) return TooFast(retry_after, answer);
+  if (auto failure = ParseRequest(bytes, encoding, message)) return refuse(*failure);
+  if (encoding == Encoding::kJson) {
+    points = CountPoints(*message);
+    if (auto failure = CheckPoints(points, options_.limits)) return refuse(*failure);
+    if (points > 0 && !Admit(points, &retry_after)) return TooFast(retry_after, answer);
+  }
+  return std::nullopt;
 }
 
 http::Response Receiver::Handle(const http::Request& request) {
@@ -94,25 +148,16 @@ http::Response Receiver::Handle(const http::Request& request) {
     return refuse(415, "unsupported Content-Type '" + std::string(request.content_type) +
                            "': send application/x-protobuf or application/json");
   }
+  double retry_after = 1;
+  if (Exhausted(&retry_after)) return TooFast(retry_after, answer);  // before inflating
   std::string bytes;
   if (auto failure =
           DecodeContent(request.body, request.content_encoding, options_.max_body_bytes, &bytes)) {
     return refuse(failure->status, failure->message);
   }
   pb::ExportMetricsServiceRequest message;
-  if (auto failure = ParseRequest(bytes, *encoding, &message)) {
-    return refuse(failure->status, failure->message);
-  }
+  if (auto refused = Parse(bytes, *encoding, answer, &message)) return std::move(*refused);
   const uint64_t points = CountPoints(message);
-  double retry_after = 1;
-  if (points > 0 && !Admit(points, &retry_after)) {
-    http::Response response =
-        refuse(429, "over the receiver's limit of " +
-                        std::to_string(std::llround(options_.max_points_per_second)) +
-                        " points per second (otlp-max-points-per-second); retry later");
-    response.headers.emplace_back("Retry-After", std::to_string(std::llround(retry_after)));
-    return response;
-  }
   const IngestResult result = store_.Ingest(ToBatch(message, options_.conventions), wall_());
   store_.CountRequest(200);
   pb::ExportMetricsServiceResponse reply;

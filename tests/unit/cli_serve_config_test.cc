@@ -94,6 +94,18 @@ TEST(ServeConfig, EnvironmentAndNativeOptions) {
   EXPECT_EQ(*c->monitor.gpu_hour_price, 2.5);
 }
 
+TEST(ServeConfig, OtlpRequestLimits) {
+  auto defaults = Build({});
+  ASSERT_TRUE(defaults.ok()) << defaults.status().message();
+  EXPECT_EQ(defaults->otlp.limits.max_points, 20000u);
+  EXPECT_EQ(defaults->otlp.limits.max_elements, 100000u);
+  auto c = Build({"--otlp-max-points-per-request", "500"},
+                 {{"GPUSCOPE_OTLP_MAX_ELEMENTS_PER_REQUEST", "4000"}});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->otlp.limits.max_points, 500u);
+  EXPECT_EQ(c->otlp.limits.max_elements, 4000u);
+}
+
 TEST(ServeConfig, BadValuesNameTheSetting) {
   struct Case {
     std::vector<std::string> args;

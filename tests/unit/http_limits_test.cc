@@ -153,6 +153,81 @@ TEST_F(LimitsTest, PerClientLimitLeavesOtherClientsServed) {
   for (int fd : hogs) close(fd);
 }
 
+// A POST route taking bodies of up to 1000 bytes, on a server started with `options`.
+std::unique_ptr<Server> StartPostServer(ServerOptions options) {
+  options.listen_address = "127.0.0.1:0";
+  auto server = std::make_unique<Server>(options);
+  server->HandlePost(
+      "/v1/metrics", [](const Request& r) { return Response::Text(200, std::string(r.body)); },
+      1000);
+  EXPECT_TRUE(server->Start().ok());
+  return server;
+}
+
+std::string PostHead(size_t length) {
+  return "POST /v1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: " +
+         std::to_string(length) + "\r\n\r\n";
+}
+
+// Issue 31 finding 4: 128 bodies trickling in held 564 MB. All bodies together get a budget.
+TEST_F(LimitsTest, BodiesPastTheInFlightBudgetAreRefusedWith503) {
+  ServerOptions options;
+  options.max_body_bytes_in_flight = 2000;
+  auto server = StartPostServer(options);
+  std::vector<int> holders;
+  for (int i = 0; i < 2; ++i) {  // 900 bytes of 1000 each, then nothing
+    holders.push_back(ConnectFrom("127.0.0.1", server->port()));
+    ASSERT_TRUE(Send(holders.back(), PostHead(1000) + std::string(900, 'x')));
+  }
+  for (int i = 0; i < 100 && server->body_bytes_in_flight() < 1800; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(server->body_bytes_in_flight(), 1800u);
+  const std::string refused = RawRequest(server->port(), PostHead(300) + std::string(300, 'y'));
+  EXPECT_EQ(refused.rfind("HTTP/1.1 503", 0), 0u) << refused;
+  EXPECT_NE(refused.find("Retry-After: 1"), std::string::npos);
+  for (int fd : holders) close(fd);
+  for (int i = 0; i < 100 && server->body_bytes_in_flight() > 0; ++i) {
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(server->body_bytes_in_flight(), 0u);  // given back when the connections closed
+  const std::string served = RawRequest(server->port(), PostHead(300) + std::string(300, 'y'));
+  EXPECT_EQ(served.rfind("HTTP/1.1 200", 0), 0u) << served;
+}
+
+TEST_F(LimitsTest, ABodyUnderTheMinimumRateIsClosed) {
+  ServerOptions options;
+  options.connection_timeout = std::chrono::seconds(60);  // only the rate can close it
+  options.body_grace = 300ms;
+  options.min_body_bytes_per_second = 100;
+  auto server = StartPostServer(options);
+  int fd = ConnectFrom("127.0.0.1", server->port());  // 8 s receive timeout
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(Send(fd, PostHead(1000) + std::string(10, 'x')));  // 10 bytes: 0.1 s more
+  bool closed = false;
+  const std::string answer = ReadToClose(fd, &closed);
+  close(fd);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(answer, "");
+  EXPECT_EQ(server->slow_bodies(), 1u);
+  // A body at a normal rate is served.
+  const std::string served = RawRequest(server->port(), PostHead(1000) + std::string(1000, 'z'));
+  EXPECT_EQ(served.rfind("HTTP/1.1 200", 0), 0u) << served;
+  EXPECT_EQ(server->slow_bodies(), 1u);
+}
+
+TEST_F(LimitsTest, EveryAnswerSaysNosniff) {
+  auto server = StartPostServer({});
+  const uint16_t port = server->port();
+  for (const std::string& request :
+       {std::string("GET /nowhere HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        std::string("GET /v1/metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        std::string("GET /%00 HTTP/1.1\r\nHost: x\r\n\r\n"), PostHead(2) + "ok"}) {
+    const std::string answer = RawRequest(port, request);
+    EXPECT_NE(answer.find("X-Content-Type-Options: nosniff\r\n"), std::string::npos) << answer;
+  }
+}
+
 TEST_F(LimitsTest, MalformedRequestsAre400) {
   auto server = StartServer({});
   uint16_t port = server->port();
