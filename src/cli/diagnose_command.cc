@@ -80,7 +80,10 @@ Status DiagnoseAgent(const DiagnoseArgs& args, Invocation& inv) {
   if (!client.ok()) return client.status();
   std::string path = "/api/v1/diagnosis";
   std::string query = args.json ? "" : "format=text";
-  if (!args.ids.empty()) query += (query.empty() ? "" : "&") + ("gpu=" + args.ids);
+  if (!args.ids.empty()) {
+    if (!query.empty()) query += '&';
+    query.append("gpu=").append(args.ids);
+  }
   if (!query.empty()) path += "?" + query;
   Result<std::string> body = client->Get(path);
   if (!body.ok()) return body.status();

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli/node.h"
+#include "base/text.h"
 #include "cli/query_format.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/version.h"
@@ -33,7 +34,7 @@ std::string Number(const GpuSample& s, Metric m, const char* suffix, double divi
 std::string PState(const GpuSample& s) {
   std::optional<double> v = s.Find(Metric::kPState);
   if (!v || *v < 0 || *v > 15) return "N/A";
-  return "P" + std::to_string(std::llround(*v));
+  return base::Concat({"P", std::to_string(std::llround(*v))});
 }
 
 std::string Header(const Snapshot& snapshot, const SummaryOptions& options) {
@@ -54,7 +55,10 @@ std::string GpuLine(const GpuInfo& gpu, const GpuSample& s, std::size_t name_wid
   std::string line = Pad(std::to_string(gpu.index), 3, true) + "  " + Pad(gpu.name, name_width) +
                      "  " + Pad(gpu.pci_bus_id, 16) + "  ";
   if (s.state == GpuState::kLost) return line + "GPU is lost: " + s.state_reason + "\n";
-  line += Pad(Number(s, Metric::kGpuTemp, "C"), 5, true) + "  " + Pad(PState(s), 4, true) + "  ";
+  line.append(Pad(Number(s, Metric::kGpuTemp, "C"), 5, true))
+      .append("  ")
+      .append(Pad(PState(s), 4, true))
+      .append("  ");
   line += Pad(Number(s, Metric::kPowerUsage, "W"), 5, true) + " / " +
           Pad(Number(s, Metric::kPowerLimit, "W"), 5) + "  ";
   line += Pad(Number(s, Metric::kMemoryUsed, "MiB", kMiB), 9, true) + " / " +

@@ -163,7 +163,8 @@ std::string GpuBlock(const Snapshot& snap, std::size_t i, const FrameOptions& o)
   } else {
     out += Paint("OK", kGreen, o.color);
   }
-  out += "\n" + UtilLines(gpu, s, bar, o.color);
+  out += '\n';
+  out += UtilLines(gpu, s, bar, o.color);
   if (snap.attribution) {
     for (const Holder& h : snap.attribution->Of(gpu)) {
       out += Clip("  serves " + h.Describe(), o.width) + "\n";
@@ -203,7 +204,9 @@ std::string Bar(double percent, int width) {
   const int cells = std::max(width - 2, 1);
   const double clamped = std::clamp(std::isfinite(percent) ? percent : 0.0, 0.0, 100.0);
   const int filled = static_cast<int>(std::lround(clamped / 100.0 * cells));
-  return "[" + std::string(filled, '#') + std::string(cells - filled, '.') + "]";
+  std::string out = "[";
+  out.append(filled, '#').append(cells - filled, '.') += ']';
+  return out;
 }
 
 std::string ThrottleNames(uint64_t bits) {
