@@ -82,8 +82,8 @@ const std::vector<SettingDef> kServeSettings = {
    "Per-process series per GPU or MIG instance: the N using the most memory, the rest summed as pid=\"other\"; 0: none."},
   {"process-names", "", "GPUSCOPE_PROCESS_NAMES", "false", kSwitch, 0, 0,
    "Export process names (process_name label) and use them as the workload of GPUs no pod or job holds (privacy: off)."},
-  {"otlp-listen-address", "", "GPUSCOPE_OTLP_LISTEN_ADDRESS", ":4318", kText, 0, 0,
-   "OTLP/HTTP metrics receiver for application KPIs (POST /v1/metrics, docs/app-kpis.md), with the TLS and auth of web-config-file; empty: off."},
+  {"otlp-listen-address", "", "GPUSCOPE_OTLP_LISTEN_ADDRESS", "127.0.0.1:4318", kText, 0, 0,
+   "OTLP/HTTP metrics receiver for application KPIs (POST /v1/metrics, docs/app-kpis.md), with the TLS and auth of web-config-file; loopback by default (docs/security.md); empty: off."},
   {"otlp-max-request-bytes", "", "GPUSCOPE_OTLP_MAX_REQUEST_BYTES", "4194304", kInteger, 1024, 268435456,
    "Largest OTLP request body, and largest after gzip inflation; larger ones get 413."},
   {"otlp-max-points-per-second", "", "GPUSCOPE_OTLP_MAX_POINTS_PER_SECOND", "100000", kInteger, 1, 100000000,
@@ -133,7 +133,7 @@ std::optional<double> FiniteNumber(std::string_view text, std::string_view* unit
   return out;
 }
 
-std::string Quoted(std::string_view value) { return "'" + base::Excerpt(value) + "'"; }
+std::string Quoted(std::string_view value) { return base::Concat({"'", base::Excerpt(value), "'"}); }
 
 // "100ms", "3s", "10m", "24h": the shortest exact unit, for the docs.
 std::string DurationText(double seconds) {
@@ -371,11 +371,11 @@ std::string SettingsMarkdown(const std::vector<SettingDef>& table) {
       "| setting (YAML key, --flag) | short | environment | default | range | meaning |\n"
       "|---|---|---|---|---|---|\n";
   for (const SettingDef& def : table) {
-    out += "| `" + std::string(def.key) + "` | " +
-           (def.short_flag.empty() ? "" : "`" + std::string(def.short_flag) + "`") + " | `" +
-           std::string(def.env) + "` | " +
-           (def.default_value.empty() ? "" : "`" + std::string(def.default_value) + "`") + " | " +
-           RangeText(def) + " | " + std::string(def.help) + " |\n";
+    auto code = [](std::string_view text) {
+      return text.empty() ? std::string() : base::Concat({"`", text, "`"});
+    };
+    out += base::Concat({"| `", def.key, "` | ", code(def.short_flag), " | `", def.env, "` | ",
+                         code(def.default_value), " | ", RangeText(def), " | ", def.help, " |\n"});
   }
   return out;
 }

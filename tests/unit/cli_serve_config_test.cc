@@ -39,6 +39,17 @@ TEST(ServeConfig, DefaultsMatchTheIssue) {
   EXPECT_TRUE(c->counters_path.empty());
 }
 
+// Issue 31: the OTLP receiver takes unauthenticated writes, so by default it
+// listens on loopback only; the operator opens it on purpose.
+TEST(ServeConfig, OtlpReceiverListensOnLoopbackByDefault) {
+  auto c = Build({});
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->otlp_listen_address, "127.0.0.1:4318");
+  auto opened = Build({"--otlp-listen-address", ":4318"});
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  EXPECT_EQ(opened->otlp_listen_address, ":4318");
+}
+
 TEST(ServeConfig, DcgmExporterFlags) {
   auto c = Build({"-a", "127.0.0.1:9500", "-c", "30000", "-f", "/etc/c.csv", "-n", "-d", "g:0,2",
                   "-x", "60000", "-k", "--kubernetes-gpu-id-type", "device-name",
