@@ -3,13 +3,15 @@
 // cgroup names its container id, is named by pod (the kubelet's pod-resources
 // API lists pods without container ids or UIDs).
 //
-// One RuntimeService/ListContainers call per refresh, on a fresh channel (a
-// restarted runtime is never talked to through a dead connection); the pod
-// comes from the labels the kubelet puts on every container it creates.
+// One RuntimeService/ListContainers call per refresh, for running containers,
+// on a fresh channel (a restarted runtime is never talked to through a dead
+// connection); the pod comes from the labels the kubelet puts on every
+// container it creates. The answer is bounded like the kubelet's (kubelet.h).
 // Thread safety: ListContainers is reentrant.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <string>
 
@@ -18,9 +20,10 @@
 namespace gpuscope::attribution {
 
 struct CriOptions {
-  std::string socket;                         // empty: off
-  std::chrono::milliseconds timeout{10000};   // per call
-  int max_message_bytes = 256 * 1024 * 1024;  // a node's every container, with labels
+  std::string socket;                        // empty: off
+  std::chrono::milliseconds timeout{10000};  // per call
+  int max_message_bytes = 16 << 20;          // a node's running containers, with labels
+  size_t max_containers = 16384;             // in one answer
 };
 
 // A container as the kubelet named it.

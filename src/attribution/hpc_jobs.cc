@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "base/config_file.h"
 
 namespace gpuscope::attribution {
 namespace {
@@ -43,11 +43,12 @@ Result<HpcJobMap> ReadHpcJobDir(const std::string& dir) {
     const auto [end, parse_error] = std::from_chars(name.data(), name.data() + name.size(), gpu);
     if (parse_error != std::errc() || end != name.data() + name.size()) continue;
     if (!entry.is_regular_file(error)) continue;
-    std::ifstream in(entry.path());
-    if (!in) continue;  // removed by an epilog since the listing
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::vector<std::string> ids = ParseHpcJobFile(text.str());
+    // Read without blocking and bounded: the file may have been replaced by a
+    // FIFO since the listing. Removed by an epilog, or refused: no jobs.
+    const Result<std::string> text =
+        base::ReadRegularFile(entry.path().string(), "HPC job mapping file", kMaxHpcJobFileBytes);
+    if (!text.ok()) continue;
+    std::vector<std::string> ids = ParseHpcJobFile(*text);
     if (!ids.empty()) jobs[gpu] = std::move(ids);
   }
   return jobs;

@@ -8,6 +8,7 @@
 // Thread safety: free functions.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <string_view>
@@ -17,6 +18,9 @@
 
 namespace gpuscope::attribution {
 
+// A mapping file holds a few job ids; a larger one is skipped.
+inline constexpr std::size_t kMaxHpcJobFileBytes = 64 << 10;
+
 // GPU index -> job ids, in file order, without duplicates.
 using HpcJobMap = std::map<unsigned, std::vector<std::string>>;
 
@@ -24,7 +28,9 @@ using HpcJobMap = std::map<unsigned, std::vector<std::string>>;
 std::vector<std::string> ParseHpcJobFile(std::string_view text);
 
 // Reads every mapping file in `dir`. NotFound when the directory is missing;
-// a file that vanishes between listing and reading (an epilog ran) is skipped.
+// a file that vanishes between listing and reading (an epilog ran), that is
+// not a regular file (a FIFO never blocks the read) or is larger than
+// kMaxHpcJobFileBytes is skipped.
 Result<HpcJobMap> ReadHpcJobDir(const std::string& dir);
 
 }  // namespace gpuscope::attribution

@@ -3,12 +3,16 @@
 //
 // Each List call opens a fresh channel, so a kubelet restart (a new socket
 // file) never leaves the client on a dead connection or in gRPC's reconnect
-// backoff. The receive limit is raised far above gRPC's 4 MiB default: a node
-// with a thousand pods answers several MiB (dcgm-exporter issue #509).
+// backoff. The receive limit is raised above gRPC's 4 MiB default, since a
+// node with a thousand pods answers several MiB (dcgm-exporter issue #509),
+// and bounded: an answer over it is refused by gRPC before it is parsed, and
+// one listing more device ids than max_device_ids is refused before they are
+// copied (the agent's memory stays bounded whatever the socket says).
 // Thread safety: ListGpuDevices is reentrant.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -19,9 +23,10 @@ namespace gpuscope::attribution {
 
 struct KubeletOptions {
   std::string socket = "/var/lib/kubelet/pod-resources/kubelet.sock";
-  std::chrono::milliseconds timeout{10000};   // per List call
-  int max_message_bytes = 256 * 1024 * 1024;  // receive limit
-  std::vector<std::string> extra_resources;   // more resource names to treat as GPUs
+  std::chrono::milliseconds timeout{10000};  // per List call
+  int max_message_bytes = 16 << 20;          // receive limit
+  size_t max_device_ids = 16384;             // in one answer, over all resources
+  std::vector<std::string> extra_resources;  // more resource names to treat as GPUs
 };
 
 // Every GPU device id granted to a container (see IsGpuResource). Unavailable

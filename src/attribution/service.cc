@@ -4,7 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 
 #include "attribution/cgroup.h"
@@ -97,17 +100,20 @@ void AddCgroupJobs(const std::vector<GpuInfo>& devices, const DeviceProcesses& p
   }
 }
 
-// The pod of one process: the CRI's answer for its container id, else the one
-// container the kubelet granted the device to (a process in some container
-// on an exclusively granted GPU can only be that container's).
+// The pod of one process: the CRI's answer for its container id, else (the
+// CRI off or down) the one container the kubelet granted the device to: a
+// process in some pod's container on an exclusively granted GPU can only be
+// that container's. A container id the CRI does not list names no pod, even
+// there: the cgroup may be stale, or a name someone chose.
 std::optional<PodRef> PodOfProcess(const CgroupOwner& owner, const std::vector<PodRef>& device_pods,
                                    const std::map<std::string, CriContainer>* cri) {
   if (owner.container_id.empty()) return std::nullopt;  // a host process
   if (cri) {
-    if (const CriContainer* c = FindContainer(*cri, owner.container_id)) {
-      return PodRef{c->namespace_name, c->pod, c->container};
-    }
+    const CriContainer* c = FindContainer(*cri, owner.container_id);
+    if (!c) return std::nullopt;
+    return PodRef{c->namespace_name, c->pod, c->container};
   }
+  if (owner.pod_uid.empty()) return std::nullopt;  // a container outside Kubernetes
   if (device_pods.size() == 1) return device_pods[0];
   return std::nullopt;
 }
@@ -243,81 +249,125 @@ Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& d
   return out;
 }
 
-Service::Service(ServiceOptions options) : options_(std::move(options)) {
+// What the refresh thread shares with its Service. The thread owns a
+// reference, so a thread that Stop() stopped waiting for (blocked in a read)
+// finishes on a live state after the Service is gone.
+struct Service::State {
+  explicit State(ServiceOptions o) : options(std::move(o)) {}
+  const ServiceOptions options;
+  std::mutex mu;
+  std::condition_variable wake;    // work or stop for the thread
+  std::condition_variable exited;  // the thread has returned
+  std::vector<GpuInfo> devices;    // under mu
+  DeviceProcesses processes;       // under mu
+  bool devices_changed = false;    // under mu; devices or processes
+  bool stop = false;               // under mu
+  bool done = false;               // under mu; the thread has returned
+  std::atomic<std::shared_ptr<const Attribution>> latest;
+  std::atomic<uint64_t> refreshes{0};
+};
+
+namespace {
+
+// Logs the sources whose state changed since the last refresh (not every
+// failed retry).
+void LogSourceChanges(const Attribution& fresh, std::vector<std::string>& last_errors) {
+  std::vector<std::string> errors;
+  for (const auto& source : fresh.sources) errors.push_back(source.error);
+  if (errors == last_errors) return;
+  for (const auto& source : fresh.sources) {
+    if (!source.up)
+      spdlog::warn("attribution source {} is down: {}", source.name, source.error);
+    else
+      spdlog::info("attribution source {} is up", source.name);
+  }
+  last_errors = std::move(errors);
+}
+
+}  // namespace
+
+Service::Service(ServiceOptions options) : state_(std::make_shared<State>(std::move(options))) {
+  const ServiceOptions& o = state_->options;
   Attribution empty;
-  if (options_.kubernetes) empty.sources.push_back({"kubelet", false, "not asked yet"});
-  if (!options_.cri.socket.empty()) empty.sources.push_back({"cri", false, "not asked yet"});
-  if (!options_.hpc_job_dir.empty()) empty.sources.push_back({"hpc", false, "not read yet"});
-  latest_.store(std::make_shared<const Attribution>(std::move(empty)));
+  if (o.kubernetes) empty.sources.push_back({"kubelet", false, "not asked yet"});
+  if (!o.cri.socket.empty()) empty.sources.push_back({"cri", false, "not asked yet"});
+  if (!o.hpc_job_dir.empty()) empty.sources.push_back({"hpc", false, "not read yet"});
+  state_->latest.store(std::make_shared<const Attribution>(std::move(empty)));
 }
 
 Service::~Service() { Stop(); }
 
+AttributionPtr Service::Latest() const { return state_->latest.load(); }
+
+uint64_t Service::refreshes() const { return state_->refreshes.load(); }
+
 void Service::SetDevices(std::vector<GpuInfo> devices) {
-  std::lock_guard lock(mu_);
-  devices_ = std::move(devices);
-  devices_changed_ = true;
-  if (!thread_.joinable() && !stop_) thread_ = std::thread([this] { Loop(); });
-  wake_.notify_all();
+  std::lock_guard lock(state_->mu);
+  state_->devices = std::move(devices);
+  state_->devices_changed = true;
+  if (!thread_.joinable() && !state_->stop) thread_ = std::thread(Loop, state_);
+  state_->wake.notify_all();
 }
 
 void Service::SetProcesses(DeviceProcesses processes) {
-  std::lock_guard lock(mu_);
-  if (processes == processes_) return;
-  processes_ = std::move(processes);
-  devices_changed_ = true;
-  wake_.notify_all();
+  std::lock_guard lock(state_->mu);
+  if (processes == state_->processes) return;
+  state_->processes = std::move(processes);
+  state_->devices_changed = true;
+  state_->wake.notify_all();
 }
 
 void Service::Stop() {
-  std::thread thread;
-  {
-    std::lock_guard lock(mu_);
-    stop_ = true;
-    thread = std::move(thread_);
+  std::unique_lock lock(state_->mu);
+  state_->stop = true;
+  state_->wake.notify_all();
+  std::thread thread = std::move(thread_);
+  if (!thread.joinable()) return;
+  // Shutdown never waits on a source: a refresh blocked in a read (a hung
+  // mount under the mapping directory, a runtime that holds its answer) is
+  // left to finish on its own and publishes nothing.
+  if (state_->exited.wait_for(lock, kStopWait, [&] { return state_->done; })) {
+    lock.unlock();
+    thread.join();
+    return;
   }
-  wake_.notify_all();
-  if (thread.joinable()) thread.join();
+  spdlog::warn("attribution refresh still blocked in a source after {} s; not waiting for it",
+               std::chrono::duration<double>(kStopWait).count());
+  thread.detach();
 }
 
-void Service::Loop() {
+void Service::Loop(std::shared_ptr<State> state) {
   using Seconds = std::chrono::duration<double>;
-  const auto period = Seconds(options_.refresh_s);
+  const ServiceOptions& options = state->options;
+  const auto period = Seconds(options.refresh_s);
   auto last_refresh = std::chrono::steady_clock::time_point::min();
-  SocketIdentity socket = Identify(options_.kubelet.socket);
+  SocketIdentity socket = Identify(options.kubelet.socket);
   std::vector<std::string> last_errors;
-  std::unique_lock lock(mu_);
-  while (!stop_) {
+  std::unique_lock lock(state->mu);
+  while (!state->stop) {
     const SocketIdentity now_socket =
-        options_.kubernetes ? Identify(options_.kubelet.socket) : SocketIdentity{};
-    const bool due = devices_changed_ || now_socket != socket ||
+        options.kubernetes ? Identify(options.kubelet.socket) : SocketIdentity{};
+    const bool due = state->devices_changed || now_socket != socket ||
                      std::chrono::steady_clock::now() - last_refresh >= period;
-    if (due) {
-      socket = now_socket;
-      devices_changed_ = false;
-      const std::vector<GpuInfo> devices = devices_;
-      const DeviceProcesses processes = processes_;
-      lock.unlock();
-      auto fresh = std::make_shared<const Attribution>(Collect(options_, devices, processes));
-      std::vector<std::string> errors;
-      for (const auto& source : fresh->sources) errors.push_back(source.error);
-      if (errors != last_errors) {  // log changes only, not every failed retry
-        for (const auto& source : fresh->sources) {
-          if (!source.up)
-            spdlog::warn("attribution source {} is down: {}", source.name, source.error);
-          else
-            spdlog::info("attribution source {} is up", source.name);
-        }
-        last_errors = std::move(errors);
-      }
-      latest_.store(std::move(fresh));
-      refreshes_.fetch_add(1);
-      last_refresh = std::chrono::steady_clock::now();
-      lock.lock();
+    if (!due) {
+      state->wake.wait_for(lock, Seconds(std::min(options.change_poll_s, options.refresh_s)));
       continue;
     }
-    wake_.wait_for(lock, Seconds(std::min(options_.change_poll_s, options_.refresh_s)));
+    socket = now_socket;
+    state->devices_changed = false;
+    const std::vector<GpuInfo> devices = state->devices;
+    const DeviceProcesses processes = state->processes;
+    lock.unlock();
+    auto fresh = std::make_shared<const Attribution>(Collect(options, devices, processes));
+    lock.lock();
+    if (state->stop) break;  // Stop() may have stopped waiting: touch nothing more
+    LogSourceChanges(*fresh, last_errors);
+    state->latest.store(std::move(fresh));
+    state->refreshes.fetch_add(1);
+    last_refresh = std::chrono::steady_clock::now();
   }
+  state->done = true;
+  state->exited.notify_all();
 }
 
 }  // namespace gpuscope::attribution

@@ -12,11 +12,10 @@
 // Thread safety: every method may be called from any thread.
 #pragma once
 
-#include <atomic>
-#include <condition_variable>
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -75,26 +74,24 @@ class Service {
   // The processes on each device (from a slow sampling cycle); a change
   // triggers a refresh.
   void SetProcesses(DeviceProcesses processes);
+  // Stops refreshing; returns within kStopWait even when a source hangs.
   void Stop();
 
   // The latest map; an empty one (no holders, sources down) before the first refresh.
-  AttributionPtr Latest() const { return latest_.load(); }
+  AttributionPtr Latest() const;
   // Refreshes published so far (tests wait on it).
-  uint64_t refreshes() const { return refreshes_.load(); }
+  uint64_t refreshes() const;
+
+  // How long Stop() waits for a refresh in progress; a refresh blocked longer
+  // (in a hung read or call) finishes on its own thread and publishes nothing.
+  static constexpr std::chrono::seconds kStopWait{2};
 
  private:
-  void Loop();
+  struct State;
+  static void Loop(std::shared_ptr<State> state);
 
-  const ServiceOptions options_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::vector<GpuInfo> devices_;  // under mu_
-  DeviceProcesses processes_;     // under mu_
-  bool devices_changed_ = false;  // under mu_; devices or processes
-  bool stop_ = false;             // under mu_
-  std::thread thread_;            // started by the first SetDevices, under mu_
-  std::atomic<std::shared_ptr<const Attribution>> latest_;
-  std::atomic<uint64_t> refreshes_{0};
+  std::shared_ptr<State> state_;
+  std::thread thread_;  // started by the first SetDevices, under state_->mu
 };
 
 }  // namespace gpuscope::attribution

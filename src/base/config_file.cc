@@ -48,7 +48,19 @@ std::string_view FileType(mode_t mode) {
   return "is not a regular file";
 }
 
-Result<std::string> ReadAll(int fd, const std::string& prefix) {
+// "4 MiB", "64 KiB" or "100 bytes", for messages.
+std::string SizeText(std::size_t bytes) {
+  if (bytes >= (1 << 20) && bytes % (1 << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+  if (bytes >= (1 << 10) && bytes % (1 << 10) == 0) return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+Status TooLarge(const std::string& prefix, std::size_t max_bytes) {
+  return Status::InvalidArgument(prefix + "is larger than " + SizeText(max_bytes));
+}
+
+// Reads to the end, failing as soon as more than `max_bytes` arrive.
+Result<std::string> ReadAll(int fd, const std::string& prefix, std::size_t max_bytes) {
   std::string text;
   char buffer[65536];
   while (true) {
@@ -56,10 +68,7 @@ Result<std::string> ReadAll(int fd, const std::string& prefix) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Status::Unavailable(prefix + std::strerror(errno));
     if (n == 0) return text;
-    if (text.size() + static_cast<std::size_t>(n) > kMaxConfigFileBytes) {
-      return Status::InvalidArgument(prefix + "is larger than " +
-                                     std::to_string(kMaxConfigFileBytes >> 20) + " MiB");
-    }
+    if (text.size() + static_cast<std::size_t>(n) > max_bytes) return TooLarge(prefix, max_bytes);
     text.append(buffer, static_cast<std::size_t>(n));
   }
 }
@@ -80,7 +89,8 @@ Status CheckText(std::string_view text, const std::string& prefix) {
 
 }  // namespace
 
-Result<std::string> ReadConfigFile(const std::string& path, std::string_view what) {
+Result<std::string> ReadRegularFile(const std::string& path, std::string_view what,
+                                    std::size_t max_bytes) {
   const std::string prefix = std::string(what) + " " + path + ": ";
   if (path.empty()) return Status::InvalidArgument(std::string(what) + ": empty path");
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it.
@@ -95,13 +105,14 @@ Result<std::string> ReadConfigFile(const std::string& path, std::string_view wha
   if (fstat(fd.get(), &st) != 0) return Status::Unavailable(prefix + std::strerror(errno));
   if (!S_ISREG(st.st_mode))
     return Status::InvalidArgument(prefix + std::string(FileType(st.st_mode)));
-  if (static_cast<std::size_t>(st.st_size) > kMaxConfigFileBytes) {
-    return Status::InvalidArgument(prefix + "is larger than " +
-                                   std::to_string(kMaxConfigFileBytes >> 20) + " MiB");
-  }
-  Result<std::string> text = ReadAll(fd.get(), prefix);
+  if (static_cast<std::size_t>(st.st_size) > max_bytes) return TooLarge(prefix, max_bytes);
+  return ReadAll(fd.get(), prefix, max_bytes);
+}
+
+Result<std::string> ReadConfigFile(const std::string& path, std::string_view what) {
+  Result<std::string> text = ReadRegularFile(path, what, kMaxConfigFileBytes);
   if (!text.ok()) return text;
-  GPUSCOPE_RETURN_IF_ERROR(CheckText(*text, prefix));
+  GPUSCOPE_RETURN_IF_ERROR(CheckText(*text, std::string(what) + " " + path + ": "));
   return text;
 }
 

@@ -4,10 +4,10 @@
 /proc root, with a fake kubelet (fake_kubelet.py) and a fake container runtime
 (fake_cri.py).
 
-GPU 0 is granted to one container: its containerised processes are that
-container's, a host process is nobody's, and the third process by memory is
-summed into pid="other". GPU 1 is time-sliced by two pods: only the CRI can
-say which process is whose. GPU 2 is split into two MIG instances: the busy
+GPU 0 is granted to one container: the CRI names its containerised processes,
+a host process is nobody's, and the third process by memory is summed into
+pid="other". GPU 1 is time-sliced by two pods: only the CRI can say which
+process is whose. GPU 2 is split into two MIG instances: the busy
 one carries its own GPM activity and its process, the idle one reads zero.
 The summary and `health --json` say whose each process is.
 """
@@ -86,7 +86,7 @@ def check_metrics(body, mig_gi):
           and trainer.get("process_name") == "python3" and value == 40 * 2**30,
           "GPU 0's trainer: %s %s" % (trainer, value))
     check(by_pid[("0", "", "5002")][0].get("pod") == "trainer-7d9f8c6b4-x2kq9",
-          "the exclusive grant names the helper too")
+          "the CRI names the helper too")
     other, value = by_pid[("0", "", "other")]
     check(value == 2**29 and "pod" not in other and "type" not in other,
           "the host's Xorg is summed into other: %s %s" % (other, value))
@@ -147,7 +147,9 @@ def main():
         kubelet = FakeKubelet(os.path.join(work, "kubelet.sock"))
         kubelet.start()
         cri = FakeCri(os.path.join(work, "cri.sock"), [
-            ("b" * 64, "inf", "api-b2c4d", "srv"), ("c" * 64, "inf", "web-x2kq9", "srv")])
+            ("a" * 64, "ml", "trainer-7d9f8c6b4-x2kq9", "main"),
+            ("b" * 64, "inf", "api-b2c4d", "srv"), ("c" * 64, "inf", "web-x2kq9", "srv"),
+            ("d" * 64, "ml", "slice-a-0", "c")])
         cri.start()
         # The options the CLI commands share with serve (serve also takes -k).
         common = ["--simulate", scenario, "--kubernetes", "--pod-resources-kubelet-socket",

@@ -60,8 +60,8 @@ class ProcessAttributionTest : public KubeletTest {
   const std::vector<GpuInfo> devices_ = {Gpu(0), Gpu(1), Gpu(2)};
 };
 
-TEST_F(ProcessAttributionTest, PodFromCriOrExclusiveGrantJobFromCgroup) {
-  InContainer(200, Hex('a'));  // on GPU 0, granted to one container: that one
+TEST_F(ProcessAttributionTest, PodFromCriJobFromCgroup) {
+  InContainer(200, Hex('a'));  // on GPU 0, granted to one container
   InContainer(201, Hex('b'));  // on shared GPU 1: only the CRI can say which pod
   InContainer(204, Hex('c'));  // on shared GPU 1, unknown to the CRI: no pod
   Cgroup(202, "0::/user.slice/user-0.slice/session-1.scope\n");  // a host process on GPU 0
@@ -72,6 +72,7 @@ TEST_F(ProcessAttributionTest, PodFromCriOrExclusiveGrantJobFromCgroup) {
   AddPod(r, "inf", "api-b2c4d", "srv", "nvidia.com/gpu", {"GPU-1::1"});
   kubelet_.Set(r);
   Start();
+  cri_.Add(Hex('a'), "ml", "trainer-q7x4z", "main");
   cri_.Add(Hex('b'), "inf", "api-b2c4d", "srv");
   cri_.AddPlain(Hex('c'));
   StartCri();
@@ -118,6 +119,90 @@ TEST_F(ProcessAttributionTest, CriDownCostsItsPodsOnly) {
   EXPECT_NE(Source(a, "cri")->error.find("missing"), std::string::npos);
   ASSERT_NE(a.OfProcess(200), nullptr);  // the exclusive grant still names it
   EXPECT_EQ(a.OfProcess(200)->pod, "trainer-q7x4z");
+}
+
+TEST_F(ProcessAttributionTest, ExclusiveGrantNamesAPodsContainerWhenTheCriIsOff) {
+  InContainer(200, Hex('a'));  // on GPU 0, granted to one container: that one
+  Cgroup(201, "0::/user.slice/user-0.slice/session-1.scope\n");     // a host process
+  Cgroup(202, "0::/system.slice/docker-" + Hex('b') + ".scope\n");  // Docker, not a pod's
+  v1::ListPodResourcesResponse r;
+  AddPod(r, "ml", "trainer-q7x4z", "main", "nvidia.com/gpu", {"GPU-0"});
+  kubelet_.Set(r);
+  Start();
+  options_service_.kubernetes = true;
+  const Attribution a =
+      Collect(options_service_, devices_, {{"GPU-0", {{200, "a"}, {201, "b"}, {202, "c"}}}});
+  ASSERT_NE(a.OfProcess(200), nullptr);
+  EXPECT_EQ(a.OfProcess(200)->pod, "trainer-q7x4z");
+  EXPECT_EQ(a.OfProcess(201), nullptr);
+  EXPECT_EQ(a.OfProcess(202), nullptr);
+}
+
+// Issue 31 #8: the CRI's answer is the authority on container ids.
+TEST_F(ProcessAttributionTest, ContainerUnknownToTheCriNamesNoPod) {
+  InContainer(200, Hex('a'));  // on GPU 0, granted to one container, unknown to the CRI
+  v1::ListPodResourcesResponse r;
+  AddPod(r, "ml", "trainer-q7x4z", "main", "nvidia.com/gpu", {"GPU-0"});
+  kubelet_.Set(r);
+  Start();
+  cri_.Add(Hex('b'), "inf", "api-b2c4d", "srv");
+  StartCri();
+  options_service_.kubernetes = true;
+  options_service_.cri.socket = cri_socket_;
+  const Attribution a = Collect(options_service_, devices_, {{"GPU-0", {{200, "python3"}}}});
+  EXPECT_TRUE(Source(a, "cri")->up);
+  EXPECT_EQ(a.OfProcess(200), nullptr);
+  // The device keeps the kubelet's own grant.
+  EXPECT_EQ(a.Of(devices_[0]),
+            (std::vector<Holder>{{"ml", "trainer-q7x4z", "main", "", "trainer"}}));
+}
+
+// Issue 31 #8: a process's cgroup path claimed another tenant's pod (and so
+// every series of its GPU) or a Slurm job.
+TEST_F(ProcessAttributionTest, ForgedCgroupsClaimNoPodOrJob) {
+  const std::string user = "0::/user.slice/user-1000.slice/user@1000.service/app.slice/";
+  Cgroup(400, user + "docker-" + Hex('f') + ".scope\n");  // the victim's container id
+  Cgroup(401, user + "slurmstepd.scope/job_4242/step_0\n");
+  Cgroup(402, "0::/mine/slurm/uid_0/job_4243/step_0\n");
+  InContainer(403, Hex('f'));  // the victim's own process
+  cri_.Add(Hex('f'), "victim", "db-0", "main");
+  StartCri();
+  options_service_.cri.socket = cri_socket_;
+  const DeviceProcesses processes = {
+      {"GPU-0", {{400, "x"}}}, {"GPU-1", {{401, "x"}, {402, "x"}}}, {"GPU-2", {{403, "db"}}}};
+  const Attribution a = Collect(options_service_, devices_, processes);
+  EXPECT_EQ(a.OfProcess(400), nullptr);
+  EXPECT_EQ(a.OfProcess(401), nullptr);
+  EXPECT_EQ(a.OfProcess(402), nullptr);
+  EXPECT_TRUE(a.Of(devices_[0]).empty());
+  EXPECT_TRUE(a.Of(devices_[1]).empty());
+  ASSERT_NE(a.OfProcess(403), nullptr);
+  EXPECT_EQ(a.Of(devices_[2]), (std::vector<Holder>{{"victim", "db-0", "main", "", "db"}}));
+}
+
+// Issue 31 #9: answers of ~100 MB raised RSS to ~500 MB.
+TEST_F(ProcessAttributionTest, OversizedOrCrowdedCriAnswerIsRefused) {
+  InContainer(200, Hex('a'));
+  const std::string padding(50000, 'p');
+  for (int i = 0; i < 200; ++i) cri_.Add(Hex('b'), "ns", "pod-" + padding, "c");  // ~30 MB
+  cri_.Add(Hex('a'), "ml", "trainer-q7x4z", "main");
+  StartCri();
+  options_service_.cri.socket = cri_socket_;
+  Attribution a = Collect(options_service_, devices_, {{"GPU-0", {{200, "python3"}}}});
+  ASSERT_NE(Source(a, "cri"), nullptr);
+  EXPECT_FALSE(Source(a, "cri")->up);
+  EXPECT_NE(Source(a, "cri")->error.find("answer refused, larger than the limit of 16777216 bytes"),
+            std::string::npos)
+      << Source(a, "cri")->error;
+  EXPECT_EQ(a.OfProcess(200), nullptr);
+  // Under the byte limit but over the count: refused too.
+  options_service_.cri.max_message_bytes = 64 << 20;
+  options_service_.cri.max_containers = 200;
+  a = Collect(options_service_, devices_, {{"GPU-0", {{200, "python3"}}}});
+  EXPECT_FALSE(Source(a, "cri")->up);
+  EXPECT_NE(Source(a, "cri")->error.find("answer refused, 201 containers (limit 200)"),
+            std::string::npos)
+      << Source(a, "cri")->error;
 }
 
 TEST_F(ProcessAttributionTest, ProcessNamesAreTheLastFallbackOnlyWhenOptedIn) {

@@ -1,4 +1,5 @@
 #include <fstream>
+#include <future>
 
 #include "attribution/service.h"
 #include "attribution_test_util.h"
@@ -127,6 +128,40 @@ TEST_F(ServiceTest, MappingDirectoryChangesArePickedUp) {
   std::filesystem::remove_all(hpc_dir_);  // the directory goes away: down, not fatal
   ASSERT_TRUE(WaitFor([&] { return !Up(*service.Latest(), "hpc"); }));
   service.Stop();
+}
+
+// Issue 31 #9: shutdown must never wait on a blocked read.
+TEST_F(ServiceTest, StopDoesNotWaitOnAHungSource) {
+  kubelet_.Hold();  // answers only when released
+  Start();
+  service_options_.hpc_job_dir.clear();
+  service_options_.kubelet.timeout = std::chrono::hours(1);
+  auto service = std::make_unique<Service>(service_options_);
+  service->SetDevices(devices_);
+  ASSERT_TRUE(WaitFor([&] { return kubelet_.calls() >= 1; }));
+  auto stopped = std::async(std::launch::async, [&] { service->Stop(); });
+  const bool returned = stopped.wait_for(std::chrono::seconds(60)) == std::future_status::ready;
+  kubelet_.Release();  // lets a blocked Stop (before the fix) return too
+  stopped.wait();
+  EXPECT_TRUE(returned) << "Stop() waited for the hung kubelet";
+  service.reset();  // the refresh still in flight outlives its Service safely
+}
+
+TEST_F(ServiceTest, OversizedKubeletAnswerTakesTheSourceDown) {
+  v1::ListPodResourcesResponse r;
+  const std::string padding(50000, 'p');
+  for (int i = 0; i < 400; ++i) {  // ~20 MB
+    AddPod(r, "ns", "pod-" + std::to_string(i) + "-" + padding, "c", "nvidia.com/gpu", {"GPU-0"});
+  }
+  kubelet_.Set(r);
+  Start();
+  service_options_.hpc_job_dir.clear();
+  const Attribution a = Collect(service_options_, devices_);
+  EXPECT_FALSE(Up(a, "kubelet"));
+  ASSERT_EQ(a.sources.size(), 1u);
+  EXPECT_NE(a.sources[0].error.find("larger than the limit"), std::string::npos)
+      << a.sources[0].error;
+  EXPECT_TRUE(a.holders.empty());
 }
 
 }  // namespace

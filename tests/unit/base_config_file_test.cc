@@ -65,6 +65,25 @@ TEST_F(ConfigFileTest, RefusesFifosDevicesAndHugeFiles) {
   EXPECT_EQ(Error(big), "test file " + big + ": is larger than 4 MiB");
 }
 
+TEST_F(ConfigFileTest, RegularFileReadsAreBoundedAndNeverBlock) {
+  Result<std::string> empty = ReadRegularFile(Write("empty", ""), "cgroup file", 16);
+  ASSERT_TRUE(empty.ok()) << empty.status().message();  // no text checks: empty is fine
+  EXPECT_EQ(*empty, "");
+  const std::string fifo = dir_ + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  Result<std::string> text = ReadRegularFile(fifo, "cgroup file", 16);  // no hang
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(), "cgroup file " + fifo + ": is a FIFO, not a regular file");
+  const std::string big = Write("big", std::string(17, 'a'));
+  EXPECT_EQ(ReadRegularFile(big, "cgroup file", 16).status().message(),
+            "cgroup file " + big + ": is larger than 16 bytes");
+  // /proc files say size 0: the limit holds while reading.
+  text = ReadRegularFile("/proc/self/status", "status", 64);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.status().message(), "status /proc/self/status: is larger than 64 bytes");
+  EXPECT_EQ(ReadRegularFile(dir_ + "/none", "x", 16).status().code(), Status::Code::kNotFound);
+}
+
 TEST_F(ConfigFileTest, UnreadableFileIsAnError) {
   const std::string path = Write("secret.yml", "a: 1\n");
   ASSERT_EQ(chmod(path.c_str(), 0), 0);

@@ -4,6 +4,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -16,7 +17,9 @@ class FakeKubelet final : public v1::PodResourcesLister::Service {
  public:
   grpc::Status List(grpc::ServerContext*, const v1::ListPodResourcesRequest*,
                     v1::ListPodResourcesResponse* response) override {
-    std::lock_guard lock(mu_);
+    std::unique_lock lock(mu_);
+    ++calls_;
+    released_.wait(lock, [this] { return !held_; });
     *response = answer_;
     return grpc::Status::OK;
   }
@@ -24,9 +27,29 @@ class FakeKubelet final : public v1::PodResourcesLister::Service {
     std::lock_guard lock(mu_);
     answer_ = std::move(answer);
   }
+  // Hold() makes List wait for Release(): a kubelet that hangs. Release before
+  // the server shuts down (Shutdown waits for calls in progress).
+  void Hold() {
+    std::lock_guard lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard lock(mu_);
+      held_ = false;
+    }
+    released_.notify_all();
+  }
+  int calls() {
+    std::lock_guard lock(mu_);
+    return calls_;
+  }
 
  private:
   std::mutex mu_;
+  std::condition_variable released_;
+  bool held_ = false;
+  int calls_ = 0;
   v1::ListPodResourcesResponse answer_;
 };
 
