@@ -7,6 +7,10 @@
 #include "exports_common.h"
 
 using namespace gpuscope::sim;  // NOLINT: C entry points at global scope
+// Field ids by name from nvml/field_ids.h (through nvml/abi.h), the table the
+// catalog rows name them from: a catalog row and its simulator line agree.
+using enum gpuscope::nvml::FieldId;
+using gpuscope::nvml::kFiClocksEventMinDriver;
 
 namespace {
 
@@ -36,48 +40,50 @@ bool LinkSum(const DeviceCall& c, const nvmlFieldValue_t& f, Get get, double* ou
 }
 
 bool EccField(const DeviceCall& c, nvmlFieldValue_t& f) {
-  if (!c.preset().ecc && f.fieldId <= 6) return f.fieldId <= 2 ? (SetU32(f, 0), true) : false;
+  if (!c.preset().ecc && f.fieldId <= kFiEccDbeAggTotal) {
+    return f.fieldId <= kFiEccPending ? (SetU32(f, 0), true) : false;
+  }
   const GpuState& s = c.st;
   switch (f.fieldId) {
-    case 1:
-    case 2:
+    case kFiEccCurrent:
+    case kFiEccPending:
       SetU32(f, c.preset().ecc ? 1 : 0);
       return true;
-    case 3:
+    case kFiEccSbeVolTotal:
       SetU64(f, s.ecc_sbe_vol);
       return true;
-    case 4:
+    case kFiEccDbeVolTotal:
       SetU64(f, s.ecc_dbe_vol);
       return true;
-    case 5:
+    case kFiEccSbeAggTotal:
       SetU64(f, s.ecc_sbe_agg);
       return true;
-    case 6:
+    case kFiEccDbeAggTotal:
       SetU64(f, s.ecc_dbe_agg);
       return true;
   }
   bool retire = !c.preset().remaps_rows && c.preset().ecc;
   bool remap = c.preset().remaps_rows && c.preset().ecc && !c.spec().mig_enabled;
   switch (f.fieldId) {
-    case 29:
+    case kFiRetiredSbe:
       if (retire) SetU64(f, s.retired_sbe);
       return retire;
-    case 30:
+    case kFiRetiredDbe:
       if (retire) SetU64(f, s.retired_dbe);
       return retire;
-    case 31:
+    case kFiRetiredPending:
       if (retire) SetU64(f, s.retired_pending);
       return retire;
-    case 142:
+    case kFiRemappedCor:
       if (remap) SetU32(f, s.remap_corr);
       return remap;
-    case 143:
+    case kFiRemappedUnc:
       if (remap) SetU32(f, s.remap_unc);
       return remap;
-    case 144:
+    case kFiRemappedPending:
       if (remap) SetU32(f, s.remap_pending);
       return remap;
-    case 145:
+    case kFiRemappedFailure:
       if (remap) SetU32(f, s.remap_failure);
       return remap;
   }
@@ -89,40 +95,40 @@ bool NvLinkField(const DeviceCall& c, nvmlFieldValue_t& f) {
   double v = 0;
   bool ok = false;
   switch (f.fieldId) {
-    case 38:
+    case kFiNvLinkCrcFlitErrorTotal:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.link_errors[l].crc_flit; }, &v);
       break;
-    case 45:
+    case kFiNvLinkCrcDataErrorTotal:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.link_errors[l].crc_data; }, &v);
       break;
-    case 52:
+    case kFiNvLinkReplayErrorTotal:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.link_errors[l].replay; }, &v);
       break;
-    case 59:
+    case kFiNvLinkRecoveryErrorTotal:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.link_errors[l].recovery; }, &v);
       break;
-    case 138:
+    case kFiNvLinkThroughputDataTx:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.nvlink_tx_kib[l]; }, &v);
       break;
-    case 139:
+    case kFiNvLinkThroughputDataRx:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.nvlink_rx_kib[l]; }, &v);
       break;
     // Raw counts add the protocol overhead (about 1/8 on top of data).
-    case 140:
+    case kFiNvLinkThroughputRawTx:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.nvlink_tx_kib[l] * 1.125; }, &v);
       break;
-    case 141:
+    case kFiNvLinkThroughputRawRx:
       ok = LinkSum(
           c, f, [&](unsigned l) { return s.nvlink_rx_kib[l] * 1.125; }, &v);
       break;
-    case 91:
+    case kFiNvLinkLinkCount:
       if (c.preset().nvlink_links == 0) return false;
       SetU32(f, c.preset().nvlink_links);
       return true;
@@ -135,36 +141,38 @@ bool NvLinkField(const DeviceCall& c, nvmlFieldValue_t& f) {
 
 bool DeviceField(const DeviceCall& c, nvmlFieldValue_t& f) {
   const GpuState& s = c.st;
-  if (f.fieldId >= 74 && f.fieldId <= 79) {
-    SetU64(f, s.violation_ns[f.fieldId - 74]);
+  if (f.fieldId >= kFiPerfPolicyPower && f.fieldId <= kFiPerfPolicyReliability) {
+    SetU64(f, s.violation_ns[f.fieldId - kFiPerfPolicyPower]);
     return true;
   }
   // R560+ per-reason counters (NVML_FI_DEV_CLOCKS_EVENT_REASON_*): thermal
   // slowdown sets the SW and HW reasons together here, so both read the
   // thermal time; the power brake is the board-limit time.
-  if (f.fieldId >= 251 && f.fieldId <= 253) {
-    if (std::atoi(c.sim->scenario().driver_version.c_str()) < 560) return false;
-    SetU64(f, s.violation_ns[f.fieldId == 253 ? kViolBoard : kViolThermal]);
+  if (f.fieldId >= kFiClocksEventSwThermal && f.fieldId <= kFiClocksEventHwPowerBrake) {
+    if (std::atoi(c.sim->scenario().driver_version.c_str()) <
+        static_cast<int>(kFiClocksEventMinDriver))
+      return false;
+    SetU64(f, s.violation_ns[f.fieldId == kFiClocksEventHwPowerBrake ? kViolBoard : kViolThermal]);
     return true;
   }
   switch (f.fieldId) {
-    case 82:
+    case kFiMemoryTemp:
       if (c.preset().temp_mem_max == 0) return false;
       SetU32(f, std::lround(s.mem_temp_c));
       return true;
-    case 83:
+    case kFiTotalEnergyConsumption:
       SetU64(f, s.energy_mj);
       return true;
-    case 94:
+    case kFiPcieReplayCounter:
       SetU32(f, s.pcie_replays);
       return true;
-    case 185:
+    case kFiPowerAverage:
       SetU32(f, std::lround(s.PowerAverageW() * 1000));
       return true;
-    case 186:
+    case kFiPowerInstant:
       SetU32(f, std::lround(s.power_w * 1000));
       return true;
-    case 230:
+    case kFiGpuRecoveryAction:
       if (!(c.sim->SupportedEvents(c.gpu) & 0x8000)) return false;  // R570+
       SetU32(f, c.sim->RecoveryAction(c.gpu, c.now));
       return true;

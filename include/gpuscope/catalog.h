@@ -1,9 +1,12 @@
 // The metric catalog: one constexpr table describes every per-GPU metric
 // (DESIGN principle 5). The sampler reads it to know what to fetch and how
 // often, the exporter to name and type series, the query CLI to print
-// nvidia-smi columns, docs/metrics.md is generated from it. Adding a metric is
-// one X() entry below and one row in src/collect/catalog_rows.h; only a new
-// NVML call (a new Source) also needs a reader in src/collect.
+// nvidia-smi columns, docs/metrics.md is generated from it. A row owns every
+// fact about its metric: how it is read, its names, its lean-profile policy
+// (required), its help. Adding a metric is one X() entry below and one row in
+// src/collect/catalog_rows.h (a field-value metric also one line in the
+// simulator, sim/exports_fields.cc); only a new NVML call (a new Source) also
+// needs a reader in src/collect. docs/adding-a-metric.md walks it.
 //
 // Values are stored in the unit NVML reports (percent, MHz, bytes, milliwatts
 // as watts, ...) so that integer readings stay exact; each output converts with
@@ -14,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace gpuscope {
@@ -101,6 +105,44 @@ struct FieldRead {
   unsigned int min_driver = 0;
 };
 
+// How a metric is read through GPM (nvmlGpmMetricsGet; kGpm rows, and the
+// PCIe rates GPM gives in place of nvmlDeviceGetPcieThroughput). Ids:
+// src/nvml/field_ids.h.
+struct GpmRead {
+  uint32_t id = 0;       // NVML_GPM_METRIC_*; 0: not read through GPM
+  double to_stored = 1;  // GPM value -> stored unit (MiB/s -> bytes/s)
+};
+
+// A reader's NVML call for rows of one Source that differ only in an argument
+// (clocks by domain, temperature thresholds by kind).
+struct CallRead {
+  std::string_view name;  // the call as the watchdog and refusals name it
+  unsigned int arg = 0;   // its argument: a clock domain, a threshold kind
+};
+
+// Every way a row is read; the row's Source says which reader uses which part.
+struct Read {
+  FieldRead field;
+  GpmRead gpm;
+  CallRead call;
+};
+
+// What the lean profile (export/profile.h) does with a row's native series.
+enum class LeanPolicy : uint8_t {
+  kAlways,
+  kSparse,    // only once its value has been non-zero
+  kFullOnly,  // left out
+  kNoGpm,     // only on a GPU without GPM DRAM activity (memory-copy utilization stands in)
+};
+
+// A row's lean policy: a required column. It has no default, so a row
+// written without one does not compile (a default would silently leave the
+// next row out of the default profile).
+struct Lean {
+  LeanPolicy policy;
+  explicit constexpr Lean(LeanPolicy p) : policy(p) {}
+};
+
 struct NativeName {
   std::string_view name;    // gpuscope_*; rows sharing a name form one family
   std::string_view labels;  // fixed extra labels, e.g. reason="sw_power_cap"
@@ -171,8 +213,9 @@ struct MetricDef {
   Category category;
   Tier tier;
   Source source;
-  FieldRead field;  // kFieldValue (and batched kNvLinkThroughput) rows, else none
+  Read read;  // field id (kFieldValue, kNvLinkThroughput), GPM id, or call and argument
   NativeName native;
+  Lean lean;  // required: what the lean profile does with the native series
   DcgmName dcgm;
   SmiName smi;
   std::string_view help;
@@ -186,6 +229,11 @@ const MetricDef& Def(Metric m);
 std::optional<Metric> FindByKey(std::string_view key);
 std::optional<Metric> FindByDcgmName(std::string_view name);
 std::optional<Metric> FindBySmiName(std::string_view name);
+
+// Where a row's value comes from, for docs/metrics.md: the NVML call (with
+// the field id and the oldest driver that defines it), or how gpuscope
+// derives it.
+std::string SourceText(const MetricDef& def);
 
 // Converts a stored value for output.
 double Convert(double stored, Scale scale);

@@ -1,6 +1,7 @@
 #include "gpuscope/catalog.h"
 
 #include <cmath>
+#include <string>
 
 #include "collect/catalog_rows.h"
 #include "gpuscope/metric_names.h"
@@ -24,8 +25,16 @@ constexpr bool ValidCatalog(const std::array<MetricDef, kMetricCount>& rows) {
     if (!def.dcgm.alias.empty() && !metric_names::Valid(def.dcgm.alias)) return false;
     const bool batched =
         def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput;
-    if (def.source == Source::kFieldValue && def.field.id == 0) return false;
-    if (!batched && def.field.id != 0) return false;
+    if (def.source == Source::kFieldValue && def.read.field.id == 0) return false;
+    if (!batched && def.read.field.id != 0) return false;
+    // GPM ids: kGpm rows, and the PCIe rates GPM gives in place of their call.
+    const bool gpm = def.source == Source::kGpm || def.source == Source::kPcieThroughput;
+    if (def.source == Source::kGpm && def.read.gpm.id == 0) return false;
+    if (!gpm && def.read.gpm.id != 0) return false;
+    // Readers that take the call and its argument from the row need one.
+    const bool by_call = def.source == Source::kClocks || def.source == Source::kMaxClocks ||
+                         def.source == Source::kThresholds;
+    if (by_call == def.read.call.name.empty()) return false;
   }
   // Rows of one native family are adjacent, so the family is written once.
   for (std::size_t i = 0; i < rows.size(); ++i) {
@@ -38,7 +47,9 @@ constexpr bool ValidCatalog(const std::array<MetricDef, kMetricCount>& rows) {
   }
   return true;
 }
-static_assert(ValidCatalog(kRows), "catalog: bad name, duplicate id or split family");
+static_assert(
+    ValidCatalog(kRows),
+    "catalog: bad name, duplicate id, split family or a read that does not fit the source");
 
 }  // namespace
 
@@ -86,6 +97,74 @@ std::optional<Metric> FindByDcgmName(std::string_view name) {
 }
 std::optional<Metric> FindBySmiName(std::string_view name) {
   return Find(name, [](const MetricDef& d) { return d.smi.name; });
+}
+
+namespace {
+// The NVML call (or derivation) behind each Source; -Wswitch names a Source
+// added without one.
+std::string_view SourceCall(Source source) {
+  switch (source) {
+    case Source::kFieldValue:
+    case Source::kNvLinkThroughput:
+      return "nvmlDeviceGetFieldValues";
+    case Source::kUtilization:
+      return "nvmlDeviceGetUtilizationRates";
+    case Source::kEncoder:
+      return "nvmlDeviceGetEncoderUtilization";
+    case Source::kDecoder:
+      return "nvmlDeviceGetDecoderUtilization";
+    case Source::kMemoryInfo:
+      return "nvmlDeviceGetMemoryInfo_v2";
+    case Source::kTemperature:
+      return "nvmlDeviceGetTemperature";
+    case Source::kThresholds:
+      return "nvmlDeviceGetTemperatureThreshold";
+    case Source::kPower:
+      return "nvmlDeviceGetPowerUsage";
+    case Source::kPowerLimits:
+      return "nvmlDeviceGetEnforcedPowerLimit and nvmlDeviceGetPowerManagement*";
+    case Source::kClocks:
+      return "nvmlDeviceGetClockInfo";
+    case Source::kMaxClocks:
+      return "nvmlDeviceGetMaxClockInfo";
+    case Source::kClockEventReasons:
+      return "nvmlDeviceGetCurrentClocksEventReasons";
+    case Source::kFan:
+      return "nvmlDeviceGetFanSpeed";
+    case Source::kPerformanceState:
+      return "nvmlDeviceGetPerformanceState";
+    case Source::kPcieLink:
+      return "nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink*";
+    case Source::kBar1:
+      return "nvmlDeviceGetBAR1MemoryInfo";
+    case Source::kModes:
+      return "nvmlDeviceGetComputeMode / GetPersistenceMode / GetVirtualizationMode";
+    case Source::kGpuCount:
+      return "nvmlDeviceGetCount_v2";
+    case Source::kInforom:
+      return "nvmlDeviceGetInforomConfigurationChecksum / ValidateInforom";
+    case Source::kPcieThroughput:
+      return "GPM PCIe rates, else nvmlDeviceGetPcieThroughput";
+    case Source::kGpm:
+      return "GPM (nvmlGpmMetricsGet)";
+    case Source::kIntegral:
+      return "gpuscope: integral between samples";
+    case Source::kPeak:
+      return "gpuscope: trailing-window maximum";
+    case Source::kEvents:
+      return "XID events (nvmlEventSetWait_v2)";
+  }
+  return "";
+}
+}  // namespace
+
+std::string SourceText(const MetricDef& def) {
+  std::string text(SourceCall(def.source));
+  if (def.read.field.id != 0) text += " field " + std::to_string(def.read.field.id);
+  if (def.read.field.min_driver != 0) {
+    text += " (driver " + std::to_string(def.read.field.min_driver) + "+)";
+  }
+  return text;
 }
 
 double Convert(double stored, Scale scale) {

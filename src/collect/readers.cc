@@ -5,7 +5,7 @@
 #include <initializer_list>
 #include <utility>
 
-#include "nvml/field_ids.h"
+#include "collect/catalog_rows.h"
 
 namespace gpuscope::collect {
 namespace {
@@ -17,7 +17,6 @@ using nvml::TempThreshold;
 // Milliwatts become watts by division: x / 1000 is the double nearest the
 // decimal value, so 614310 mW prints 614.31 (x * 1e-3 gave 614.3100000000001).
 constexpr Scale kMwToW = Scale::kMilliToUnit;
-constexpr double kMiB = 1048576.0;
 constexpr int kUnknownPState = 32;
 
 bool AnyDue(const ReadContext& ctx, std::initializer_list<Metric> metrics) {
@@ -37,34 +36,38 @@ void ReadOne(ReadContext& ctx, Metric m, std::string_view call, Fn&& fn,
   }
 }
 
-struct GpmMetric {
-  uint32_t id;
-  Metric metric;
-  double scale;
-};
-constexpr std::array<GpmMetric, 13> kGpmMetrics = {{
-    {nvml::kGpmGraphicsUtil, kGrEngineActive, 1},
-    {nvml::kGpmSmUtil, kSmActive, 1},
-    {nvml::kGpmSmOccupancy, kSmOccupancy, 1},
-    {nvml::kGpmAnyTensorUtil, kTensorActive, 1},
-    {nvml::kGpmHmmaTensorUtil, kTensorHmmaActive, 1},
-    {nvml::kGpmDramBwUtil, kDramActive, 1},
-    {nvml::kGpmFp64Util, kFp64Active, 1},
-    {nvml::kGpmFp32Util, kFp32Active, 1},
-    {nvml::kGpmFp16Util, kFp16Active, 1},
-    {nvml::kGpmPcieTxPerSec, kPcieTxBytesRate, kMiB},
-    {nvml::kGpmPcieRxPerSec, kPcieRxBytesRate, kMiB},
-    {nvml::kGpmNvLinkTotalRxPerSec, kNvLinkRxBytesRate, kMiB},
-    {nvml::kGpmNvLinkTotalTxPerSec, kNvLinkTxBytesRate, kMiB},
-}};
+// The rows read through GPM, in catalog order: their ids form one request.
+constexpr std::size_t CountGpmRows() {
+  std::size_t n = 0;
+  for (const MetricDef& def : catalog_rows::kRows) n += def.read.gpm.id != 0 ? 1 : 0;
+  return n;
+}
+constexpr auto kGpmRows = [] {
+  std::array<const MetricDef*, CountGpmRows()> rows{};
+  std::size_t n = 0;
+  for (const MetricDef& def : catalog_rows::kRows) {
+    if (def.read.gpm.id != 0) rows[n++] = &def;
+  }
+  return rows;
+}();
+
+// Rows of `source`, in catalog order, each read by one call whose name and
+// argument the row gives: `get(arg)` returns Result<T>.
+template <typename T, typename Get>
+void ReadEachRow(ReadContext& ctx, Source source, Get get) {
+  for (const MetricDef& def : catalog_rows::kRows) {
+    if (def.source != source) continue;
+    ReadOne<T>(ctx, def.id, def.read.call.name, [&] { return get(def.read.call.arg); });
+  }
+}
 
 void SetGpmMetrics(ReadContext& ctx, const std::vector<Result<double>>& values, GpmState& gpm) {
   gpm.last_values.clear();
-  for (std::size_t i = 0; i < values.size() && i < kGpmMetrics.size(); ++i) {
+  for (std::size_t i = 0; i < values.size() && i < kGpmRows.size(); ++i) {
     if (!values[i].ok()) continue;
-    const double value = *values[i] * kGpmMetrics[i].scale;
-    ctx.Set(kGpmMetrics[i].metric, value);
-    gpm.last_values.emplace_back(kGpmMetrics[i].metric, value);
+    const double value = *values[i] * kGpmRows[i]->read.gpm.to_stored;
+    ctx.Set(kGpmRows[i]->id, value);
+    gpm.last_values.emplace_back(kGpmRows[i]->id, value);
   }
 }
 
@@ -121,15 +124,9 @@ void ReadTemperature(ReadContext& ctx) {
 }
 
 void ReadThresholds(ReadContext& ctx) {
-  const nvml::Device& d = ctx.device();
-  ReadOne<uint32_t>(ctx, kSlowdownTemp, "nvmlDeviceGetTemperatureThreshold/slowdown",
-                    [&] { return d.TemperatureThreshold(TempThreshold::kSlowdown); });
-  ReadOne<uint32_t>(ctx, kShutdownTemp, "nvmlDeviceGetTemperatureThreshold/shutdown",
-                    [&] { return d.TemperatureThreshold(TempThreshold::kShutdown); });
-  ReadOne<uint32_t>(ctx, kGpuMaxTemp, "nvmlDeviceGetTemperatureThreshold/gpu_max",
-                    [&] { return d.TemperatureThreshold(TempThreshold::kGpuMax); });
-  ReadOne<uint32_t>(ctx, kMemoryMaxTemp, "nvmlDeviceGetTemperatureThreshold/memory_max",
-                    [&] { return d.TemperatureThreshold(TempThreshold::kMemoryMax); });
+  ReadEachRow<uint32_t>(ctx, Source::kThresholds, [&](unsigned kind) {
+    return ctx.device().TemperatureThreshold(static_cast<TempThreshold>(kind));
+  });
 }
 
 void ReadPower(ReadContext& ctx) {
@@ -158,25 +155,15 @@ void ReadPowerLimits(ReadContext& ctx) {
 }
 
 void ReadClocks(ReadContext& ctx) {
-  const nvml::Device& d = ctx.device();
-  ReadOne<uint32_t>(ctx, kSmClock, "nvmlDeviceGetClockInfo/sm",
-                    [&] { return d.Clock(ClockDomain::kSm); });
-  ReadOne<uint32_t>(ctx, kMemClock, "nvmlDeviceGetClockInfo/memory",
-                    [&] { return d.Clock(ClockDomain::kMemory); });
-  ReadOne<uint32_t>(ctx, kGraphicsClock, "nvmlDeviceGetClockInfo/graphics",
-                    [&] { return d.Clock(ClockDomain::kGraphics); });
-  ReadOne<uint32_t>(ctx, kVideoClock, "nvmlDeviceGetClockInfo/video",
-                    [&] { return d.Clock(ClockDomain::kVideo); });
+  ReadEachRow<uint32_t>(ctx, Source::kClocks, [&](unsigned domain) {
+    return ctx.device().Clock(static_cast<ClockDomain>(domain));
+  });
 }
 
 void ReadMaxClocks(ReadContext& ctx) {
-  const nvml::Device& d = ctx.device();
-  ReadOne<uint32_t>(ctx, kMaxSmClock, "nvmlDeviceGetMaxClockInfo/sm",
-                    [&] { return d.MaxClock(ClockDomain::kSm); });
-  ReadOne<uint32_t>(ctx, kMaxMemClock, "nvmlDeviceGetMaxClockInfo/memory",
-                    [&] { return d.MaxClock(ClockDomain::kMemory); });
-  ReadOne<uint32_t>(ctx, kMaxGraphicsClock, "nvmlDeviceGetMaxClockInfo/graphics",
-                    [&] { return d.MaxClock(ClockDomain::kGraphics); });
+  ReadEachRow<uint32_t>(ctx, Source::kMaxClocks, [&](unsigned domain) {
+    return ctx.device().MaxClock(static_cast<ClockDomain>(domain));
+  });
 }
 
 void ReadClockEventReasons(ReadContext& ctx) {
@@ -226,8 +213,8 @@ void ReadGpm(ReadContext& ctx, GpmState& gpm) {
   }
   gpm.last_sample_t = t;
   if (gpm.sampler->samples_taken() < 2) return;
-  std::array<uint32_t, kGpmMetrics.size()> ids{};
-  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = kGpmMetrics[i].id;
+  std::array<uint32_t, kGpmRows.size()> ids{};
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = kGpmRows[i]->read.gpm.id;
   auto values = ctx.Try<std::vector<Result<double>>>("nvmlGpmMetricsGet",
                                                      [&] { return gpm.sampler->Metrics(ids); });
   if (!values) return;

@@ -17,13 +17,13 @@ using nvml::EccKind;
 using nvml::EccScope;
 
 bool FieldBatched(const MetricDef& def) {
-  return def.field.id != 0 &&
+  return def.read.field.id != 0 &&
          (def.source == Source::kFieldValue || def.source == Source::kNvLinkThroughput);
 }
 
 // The metric is due, missing, and its field id was refused: use the fallback.
 bool NeedsFallback(ReadContext& ctx, Metric m) {
-  return ctx.Due(m) && !ctx.Has(m) && !ctx.caps().FieldAllowed(Def(m).field.id);
+  return ctx.Due(m) && !ctx.Has(m) && !ctx.caps().FieldAllowed(Def(m).read.field.id);
 }
 
 template <typename T, typename Fn>
@@ -78,10 +78,12 @@ void ReadFieldValues(ReadContext& ctx) {
   std::vector<Metric> metrics;
   std::vector<nvml::FieldRequest> requests;
   for (const MetricDef& def : kCatalog) {
-    if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.field.id)) continue;
-    if (!DriverDefines(ctx, def.field)) continue;
+    if (!FieldBatched(def) || !ctx.Due(def.id) || !ctx.caps().FieldAllowed(def.read.field.id))
+      continue;
+    if (!DriverDefines(ctx, def.read.field)) continue;
     metrics.push_back(def.id);
-    requests.push_back({def.field.id, def.field.all_links ? nvml::kFieldScopeAllLinks : 0u});
+    requests.push_back(
+        {def.read.field.id, def.read.field.all_links ? nvml::kFieldScopeAllLinks : 0u});
   }
   if (requests.empty() || !ctx.Allows("nvmlDeviceGetFieldValues")) return;
   ctx.CountCall();
@@ -89,7 +91,7 @@ void ReadFieldValues(ReadContext& ctx) {
   bool any = false;
   for (std::size_t i = 0; i < values.size() && i < metrics.size(); ++i) {
     if (values[i].ok()) {
-      ctx.Set(metrics[i], Convert(values[i]->AsDouble(), Def(metrics[i]).field.to_stored));
+      ctx.Set(metrics[i], Convert(values[i]->AsDouble(), Def(metrics[i]).read.field.to_stored));
       any = true;
     } else {
       NoteField(ctx, requests[i].field_id, values[i].status());

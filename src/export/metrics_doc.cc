@@ -54,70 +54,6 @@ std::string SmiCell(const SmiName& smi) {
   return cell;
 }
 
-// Where a row's value comes from: the NVML call, or how gpuscope derives it.
-std::string_view SourceCall(Source source) {
-  switch (source) {
-    case Source::kFieldValue:
-      return "nvmlDeviceGetFieldValues";
-    case Source::kUtilization:
-      return "nvmlDeviceGetUtilizationRates";
-    case Source::kEncoder:
-      return "nvmlDeviceGetEncoderUtilization";
-    case Source::kDecoder:
-      return "nvmlDeviceGetDecoderUtilization";
-    case Source::kMemoryInfo:
-      return "nvmlDeviceGetMemoryInfo_v2";
-    case Source::kTemperature:
-      return "nvmlDeviceGetTemperature";
-    case Source::kThresholds:
-      return "nvmlDeviceGetTemperatureThreshold";
-    case Source::kPower:
-      return "nvmlDeviceGetPowerUsage";
-    case Source::kPowerLimits:
-      return "nvmlDeviceGetEnforcedPowerLimit and nvmlDeviceGetPowerManagement*";
-    case Source::kClocks:
-      return "nvmlDeviceGetClockInfo";
-    case Source::kMaxClocks:
-      return "nvmlDeviceGetMaxClockInfo";
-    case Source::kClockEventReasons:
-      return "nvmlDeviceGetCurrentClocksEventReasons";
-    case Source::kFan:
-      return "nvmlDeviceGetFanSpeed";
-    case Source::kPerformanceState:
-      return "nvmlDeviceGetPerformanceState";
-    case Source::kPcieLink:
-      return "nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink*";
-    case Source::kBar1:
-      return "nvmlDeviceGetBAR1MemoryInfo";
-    case Source::kModes:
-      return "nvmlDeviceGetComputeMode / GetPersistenceMode / GetVirtualizationMode";
-    case Source::kGpuCount:
-      return "nvmlDeviceGetCount_v2";
-    case Source::kInforom:
-      return "nvmlDeviceGetInforomConfigurationChecksum / ValidateInforom";
-    case Source::kPcieThroughput:
-      return "GPM PCIe rates, else nvmlDeviceGetPcieThroughput";
-    case Source::kNvLinkThroughput:
-      return "nvmlDeviceGetFieldValues";
-    case Source::kGpm:
-      return "GPM (nvmlGpmMetricsGet)";
-    case Source::kIntegral:
-      return "gpuscope: integral between samples";
-    case Source::kPeak:
-      return "gpuscope: trailing-window maximum";
-    case Source::kEvents:
-      return "XID events (nvmlEventSetWait_v2)";
-  }
-  return "";
-}
-
-std::string SourceCell(const MetricDef& def) {
-  std::string cell(SourceCall(def.source));
-  if (def.field.id != 0) cell += " field " + std::to_string(def.field.id);
-  if (def.field.min_driver != 0) cell += " (driver " + std::to_string(def.field.min_driver) + "+)";
-  return cell;
-}
-
 std::string DcgmCell(const DcgmName& dcgm) {
   std::string cell = Code(dcgm.name);
   if (dcgm.name.empty()) return cell;
@@ -131,16 +67,7 @@ void AppendCatalogTable(std::string& out) {
       "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | source | "
       "category | help |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
-  for (const MetricDef& def : kCatalog) {
-    std::string labels = def.native.name.empty() ? "-" : std::string(kNativeLabels);
-    if (!def.native.labels.empty()) labels += ", `" + std::string(def.native.labels) + "`";
-    out += "| " + Code(def.native.name) + " | " +
-           (def.native.name.empty() ? "-" : std::string(TypeName(def.native.type))) + " | " +
-           labels + " | " +
-           (def.native.name.empty() ? "-" : std::string(LeanPolicyName(LeanPolicyOf(def.id)))) +
-           " | " + DcgmCell(def.dcgm) + " | " + SmiCell(def.smi) + " | " + Cell(SourceCell(def)) +
-           " | " + std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
-  }
+  for (const MetricDef& def : kCatalog) out += CatalogTableRow(def);
 }
 
 std::string_view GroupName(FamilyGroup group) {
@@ -266,6 +193,17 @@ the file and line. `DCGM_FI_DEV_XID_ERRORS` carries dcgm-exporter's `err_code` a
 )";
 
 }  // namespace
+
+std::string CatalogTableRow(const MetricDef& def) {
+  const bool native = !def.native.name.empty();
+  std::string labels = native ? std::string(kNativeLabels) : "-";
+  if (!def.native.labels.empty()) labels += ", `" + std::string(def.native.labels) + "`";
+  return "| " + Code(def.native.name) + " | " +
+         (native ? std::string(TypeName(def.native.type)) : "-") + " | " + labels + " | " +
+         (native ? std::string(LeanPolicyName(def.lean.policy)) : "-") + " | " +
+         DcgmCell(def.dcgm) + " | " + SmiCell(def.smi) + " | " + Cell(SourceText(def)) + " | " +
+         std::string(CategoryName(def.category)) + " | " + Cell(def.help) + " |\n";
+}
 
 std::string RenderMetricsDoc() {
   std::string out(kIntro);

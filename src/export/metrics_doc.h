@@ -7,8 +7,14 @@
 
 #include <string>
 
+#include "gpuscope/catalog.h"
+
 namespace gpuscope::prom {
 
 std::string RenderMetricsDoc();
+
+// One row's line of the catalog table: names, type, labels, lean policy,
+// source and help, all from the row.
+std::string CatalogTableRow(const MetricDef& def);
 
 }  // namespace gpuscope::prom

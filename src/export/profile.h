@@ -3,7 +3,7 @@
 // `lean` (the default) keeps what the shipped dashboards, alert and recording
 // rules, and the dcgm-exporter families need, at most 60 series per H100
 // (docs/scaling.md says why each choice):
-//   - catalog rows: LeanPolicy below. kAlways rows as in `full`; kSparse rows
+//   - catalog rows: their LeanPolicy column (below). kAlways rows as in `full`; kSparse rows
 //     (error counters, throttle reasons, pending/failure flags) only once their
 //     value has been non-zero, counters once they have grown since the agent
 //     started (NVML's run since the driver loaded); kFullOnly rows not at all;
@@ -34,15 +34,16 @@ enum class Profile : uint8_t { kLean, kFull };
 std::optional<Profile> ParseProfile(std::string_view text);
 std::string_view ProfileName(Profile profile);
 
-// What the lean profile does with a catalog row's native series.
-enum class LeanPolicy : uint8_t {
-  kAlways,
-  kSparse,
-  kFullOnly,
-  kNoGpm,  // only on a GPU without GPM DRAM activity (memory-copy utilization stands in)
-};
+// What the lean profile does with a catalog row's native series is the row's
+// own required column (MetricDef::lean, gpuscope::LeanPolicy). kAlways: read
+// by a shipped panel or rule, or the base of one (limits, link capabilities).
+// kSparse: zero on a healthy GPU, and only its first non-zero value matters to
+// the rules (they test `> 0` or rates of later increments). kFullOnly: e.g.
+// utilization (DCGM_FI_DEV_GPU_UTIL has it, and the rules read
+// rate(gpuscope_gpu_busy_seconds_total), exact at any scrape interval), the
+// gpu_idle throttle reason (no panel or rule reads it).
+using gpuscope::LeanPolicy;
 
-LeanPolicy LeanPolicyOf(Metric metric);
-std::string_view LeanPolicyName(LeanPolicy policy);  // "always", "when non-zero", "full"
+std::string_view LeanPolicyName(LeanPolicy policy);  // "always", "when non-zero", "full only"
 
 }  // namespace gpuscope::prom

@@ -56,11 +56,11 @@ std::vector<PlannedFamily> PlanDcgm(const CounterSet& counters) {
 
 // Adjacent catalog rows sharing a native name form one family; the lean
 // profile leaves out its full-only rows and marks its sparse ones.
-std::vector<PlannedFamily> PlanNative(Profile profile) {
+std::vector<PlannedFamily> PlanNative(std::span<const MetricDef> catalog, Profile profile) {
   std::vector<PlannedFamily> families;
-  for (const MetricDef& def : kCatalog) {
+  for (const MetricDef& def : catalog) {
     if (def.native.name.empty()) continue;
-    const LeanPolicy policy = LeanPolicyOf(def.id);
+    const LeanPolicy policy = def.lean.policy;
     if (profile == Profile::kLean && policy == LeanPolicy::kFullOnly) continue;
     if (families.empty() || families.back().name != def.native.name) {
       families.push_back(PlanFamily(def.native.name, def.help, CatalogType(def.native.type)));
@@ -106,7 +106,7 @@ Renderer::Renderer(RenderOptions options)
       cache_(std::make_unique<Cache>()),
       sparse_(std::make_unique<Sparse>()) {
   plan_->dcgm = PlanDcgm(options_.counters);
-  plan_->native = PlanNative(options_.profile);
+  plan_->native = PlanNative(options_.catalog, options_.profile);
   for (const CounterEntry& entry : options_.counters.entries) {
     if (entry.kind == CounterKind::kLabel) plan_->label_fields.push_back(&entry);
   }

@@ -79,6 +79,9 @@ struct RenderOptions {
   // the most memory, the rest summed into one pid="other" series; 0: none.
   unsigned process_series = 0;
   bool process_names = false;  // the process_name label (privacy: off)
+  // The catalog rows whose native series are rendered (default: kCatalog);
+  // a test renders a table with a row of its own.
+  std::span<const MetricDef> catalog = kCatalog;
 };
 
 struct Bodies {
