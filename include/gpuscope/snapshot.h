@@ -125,9 +125,10 @@ struct GpuSample {
 struct Attribution;  // gpuscope/attribution.h: whose work each device serves
 
 struct Snapshot {
-  uint64_t sequence = 0;       // increments per published cycle
-  double timestamp = 0;        // unix seconds the cycle finished
-  double collect_seconds = 0;  // how long the cycle took
+  uint64_t sequence = 0;        // increments per published cycle
+  double timestamp = 0;         // unix seconds the cycle finished
+  double collect_seconds = 0;   // how long the cycle took
+  uint64_t overruns_total = 0;  // cycles since start that ran past the next tick (late starts)
   bool nvml_up = false;
   std::string nvml_error;         // one sentence when !nvml_up
   uint64_t nvml_calls = 0;        // NVML calls the cycle made (all GPUs)

@@ -172,7 +172,10 @@ void Sampler::Loop() {
     RunCycle(false, true);
     next += interval;
     const auto now = steady_clock::now();
-    if (next < now) next = now;  // a slow cycle: skip the ticks it overran
+    if (next < now) {  // a slow cycle: skip the ticks it overran
+      next = now;
+      overruns_.fetch_add(1, std::memory_order_relaxed);
+    }
     std::unique_lock lock(loop_mu_);
     if (loop_cv_.wait_until(lock, next, [this] { return stopping_; })) return;
   }

@@ -18,6 +18,10 @@
 // deadline is kStale with its last values; it recovers when the call returns.
 // Without NVML, snapshots still publish with nvml_up = false and nvml_error.
 //
+// Lateness: a loop cycle that, publish callbacks included, runs past the next
+// tick skips the ticks it overran and is counted in Snapshot::overruns_total
+// (gpuscope_collect_overruns_total), so "every cycle on time" is observable.
+//
 // Shutdown: Stop() ends a cycle's wait for a hung call at once; the
 // destructor gives the per-GPU workers a bounded grace (GpuWorker::kStopGrace)
 // and detaches any still inside an NVML call, so a wedged driver never blocks
@@ -148,6 +152,7 @@ class Sampler {
   std::condition_variable loop_cv_;
   bool stopping_ = false;
   std::atomic<bool> stop_requested_{false};  // read by a cycle waiting on workers
+  std::atomic<uint64_t> overruns_{0};        // the loop's late starts (Snapshot::overruns_total)
 };
 
 }  // namespace gpuscope::collect

@@ -93,6 +93,7 @@ SnapshotPtr Sampler::RunCycle(bool all_tiers, bool in_loop) {
   snapshot.nvml_calls = cycle_calls_;
   snapshot.nvml_calls_total = calls_total_;
   snapshot.timestamp = clock_();
+  snapshot.overruns_total = overruns_.load(std::memory_order_relaxed);
   snapshot.collect_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return Publish(std::move(snapshot));

@@ -139,6 +139,14 @@ inline constexpr BuiltinFamily kLastCollect{"gpuscope_last_collect_timestamp_sec
                                             "",
                                             FamilyGroup::kSelf,
                                             LabelBase::kNone};
+inline constexpr BuiltinFamily kCollectOverruns{
+    "gpuscope_collect_overruns_total",
+    "Sampling cycles that ran past the next tick (NVML reads plus the publish: health, "
+    "diagnosis, rendering), so the next cycle started late; with a frozen clock it reads 0.",
+    FamilyType::kCounter,
+    "",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
 inline constexpr BuiltinFamily kScrapes{
     "gpuscope_scrapes_total", "/metrics requests served; published with the next sampling cycle.",
     FamilyType::kCounter,     "",
@@ -296,6 +304,15 @@ inline constexpr BuiltinFamily kOtlpRequests{
     "code",
     FamilyGroup::kSelf,
     LabelBase::kNone};
+inline constexpr BuiltinFamily kAppSeriesOmitted{
+    "gpuscope_otlp_series_omitted_active",
+    "Application series left out at the last KPI join because a limit was reached: "
+    "metrics_bytes (the application share of /metrics, one series per GPU), regression_keys "
+    "(the KPI, GPU and workload keys kpi_regression follows).",
+    FamilyType::kGauge,
+    "limit",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
 inline constexpr BuiltinFamily kKpiRegression{
     "gpuscope_kpi_regression_active",
     "1 while an application KPI received over OTLP (docs/app-kpis.md) is worse than its earlier "
@@ -321,7 +338,7 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 36> kRegistry = {&kGpuInfo,
+inline constexpr std::array<const BuiltinFamily*, 38> kRegistry = {&kGpuInfo,
                                                                    &kGpuLost,
                                                                    &kLastSample,
                                                                    &kLinkActive,
@@ -335,6 +352,7 @@ inline constexpr std::array<const BuiltinFamily*, 36> kRegistry = {&kGpuInfo,
                                                                    &kCollectorUp,
                                                                    &kCollectDuration,
                                                                    &kLastCollect,
+                                                                   &kCollectOverruns,
                                                                    &kScrapes,
                                                                    &kScrapesGzip,
                                                                    &kNvmlCallErrors,
@@ -355,6 +373,7 @@ inline constexpr std::array<const BuiltinFamily*, 36> kRegistry = {&kGpuInfo,
                                                                    &kOtlpPointsUnattributed,
                                                                    &kOtlpSeries,
                                                                    &kOtlpRequests,
+                                                                   &kAppSeriesOmitted,
                                                                    &kKpiRegression,
                                                                    &kKpiChange};
 

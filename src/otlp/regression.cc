@@ -12,7 +12,7 @@ namespace {
 
 // The last totals at or before `t` (the first ones when all are later).
 template <typename T>
-const T& At(const std::deque<T>& totals, double t) {
+const T& At(const std::vector<T>& totals, double t) {
   auto it = std::upper_bound(totals.begin(), totals.end(), t,
                              [](double v, const auto& x) { return v < x.t; });
   return it == totals.begin() ? *it : *std::prev(it);
@@ -39,15 +39,45 @@ void RegressionTracker::Update(const std::vector<KpiReading>& readings, double n
     t.sum += r.sum;
     kpis[key] = r.kpi;
   }
-  const double keep = options_.baseline_s + options_.recent_s;
-  for (auto& [key, totals] : sums) {
-    History& h = history_[key];
-    h.kpi = kpis[key];
-    if (!h.totals.empty() && totals.count < h.totals.back().count) h.totals.clear();  // reset
-    h.totals.push_back(totals);
-    while (h.totals.size() > 1 && h.totals.front().t < now - keep) h.totals.pop_front();
-  }
   std::erase_if(history_, [&](const auto& e) { return !sums.contains(e.first); });
+  untracked_ = 0;
+  for (auto& [key, totals] : sums) {
+    auto it = history_.find(key);
+    if (it == history_.end()) {
+      if (history_.size() >= options_.max_keys) {
+        ++untracked_;
+        continue;
+      }
+      it = history_.emplace(key, History{}).first;
+    }
+    it->second.kpi = kpis[key];
+    Record(it->second, totals, now);
+  }
+}
+
+void RegressionTracker::Record(History& h, const Totals& totals, double now) const {
+  if (!h.totals.empty() && totals.count < h.totals.back().count) h.totals.clear();  // reset
+  const double keep = options_.baseline_s + options_.recent_s;
+  const double spacing = keep / static_cast<double>(std::max<std::size_t>(options_.max_points, 3));
+  // The newest stays current; it becomes a kept point once `spacing` past the one before it.
+  const std::size_t n = h.totals.size();
+  if (n >= 2 && h.totals.back().t - h.totals[n - 2].t < spacing) {
+    h.totals.back() = totals;
+  } else {
+    h.totals.push_back(totals);
+  }
+  auto first = std::find_if(h.totals.begin(), std::prev(h.totals.end()),
+                            [&](const Totals& x) { return x.t >= now - keep; });
+  h.totals.erase(h.totals.begin(), first);
+  if (h.totals.size() > std::max<std::size_t>(options_.max_points, 3)) {
+    h.totals.erase(h.totals.begin());
+  }
+}
+
+std::size_t RegressionTracker::points() const {
+  std::size_t n = 0;
+  for (const auto& [key, h] : history_) n += h.totals.size();
+  return n;
 }
 
 std::vector<KpiFinding> RegressionTracker::Evaluate(

@@ -10,10 +10,18 @@
 // observations in each span and a baseline span at least as long as the
 // recent one. A counter reset (count going down) restarts the history.
 //
-// Thread safety: not thread-safe (serve's exporter calls it under its lock).
+// Bounded whatever the senders do: at most `max_keys` (family, GPU, workload)
+// keys are followed (the first seen; the others are counted in untracked()
+// and judged once a followed key expires), and each keeps at most
+// `max_points` totals, spaced at least (recent_s + baseline_s) / max_points
+// apart (the newest is always current: it replaces the previous newest while
+// that one is closer than the spacing). Update is O(readings log keys),
+// Evaluate O(keys log max_points).
+//
+// Thread safety: not thread-safe (serve's KPI join, serve/kpi_join.h, owns
+// one and calls it from its own thread).
 #pragma once
 
-#include <deque>
 #include <map>
 #include <string>
 #include <tuple>
@@ -25,10 +33,12 @@
 namespace gpuscope::otlp {
 
 struct RegressionOptions {
-  double recent_s = 120;     // the recent level: mean over this span (default 2 min)
-  double baseline_s = 3600;  // against the mean over up to this span before (default 1 h)
-  double min_change = 0.2;   // relative rise that counts (default 20%)
-  double min_count = 10;     // observations needed in each span
+  double recent_s = 120;         // the recent level: mean over this span (default 2 min)
+  double baseline_s = 3600;      // against the mean over up to this span before (default 1 h)
+  double min_change = 0.2;       // relative rise that counts (default 20%)
+  double min_count = 10;         // observations needed in each span
+  std::size_t max_keys = 1024;   // (family, GPU, workload) keys followed (default 1024)
+  std::size_t max_points = 256;  // totals kept per key (default 256)
 };
 
 struct KpiFinding {
@@ -56,6 +66,11 @@ class RegressionTracker {
   // gpuscope_kpi_regression_active and gpuscope_kpi_change_ratio for `findings`.
   static std::vector<prom::Family> Families(const std::vector<KpiFinding>& findings);
 
+  // Keys of the last Update not followed because max_keys were.
+  std::size_t untracked() const { return untracked_; }
+  // Totals kept over all keys (at most max_keys x max_points).
+  std::size_t points() const;
+
  private:
   struct Totals {
     double t = 0, count = 0, sum = 0;
@@ -63,11 +78,13 @@ class RegressionTracker {
   using Key = std::tuple<std::string, int, std::string>;  // family, rank, workload
   struct History {
     Kpi kpi = Kpi::kNone;
-    std::deque<Totals> totals;  // oldest first, one per Update
+    std::vector<Totals> totals;  // oldest first, at most max_points
   };
+  void Record(History& h, const Totals& totals, double now) const;
 
   RegressionOptions options_;
   std::map<Key, History> history_;
+  std::size_t untracked_ = 0;
 };
 
 }  // namespace gpuscope::otlp

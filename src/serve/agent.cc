@@ -34,32 +34,6 @@ std::string MetricSetName(prom::MetricSet set) {
   }
 }
 
-// The attributed KPI readings with the regression judgement of each.
-std::vector<web::KpiReading> KpisOf(const std::vector<otlp::KpiReading>& readings,
-                                    const std::vector<otlp::KpiFinding>& findings) {
-  std::vector<web::KpiReading> out;
-  for (const otlp::KpiReading& r : readings) {
-    if (r.rank < 0) continue;  // not attributed to a GPU
-    web::KpiReading k;
-    k.slot = static_cast<std::size_t>(r.rank);
-    k.summary.kpi = std::string(otlp::KpiName(r.kpi));
-    k.summary.family = r.family;
-    k.summary.workload = r.workload;
-    k.summary.count = r.count;
-    k.summary.sum = r.sum;
-    for (const otlp::KpiFinding& f : findings) {
-      if (f.rank != r.rank || f.family != r.family || f.workload != r.workload) continue;
-      k.summary.recent_mean = f.recent;
-      k.summary.baseline_mean = f.baseline;
-      k.summary.change = f.change;
-      k.summary.regressed = f.regressed;
-      k.summary.verdict = f.verdict;
-    }
-    out.push_back(std::move(k));
-  }
-  return out;
-}
-
 }  // namespace
 
 Agent::Agent(AgentOptions options)
@@ -72,17 +46,23 @@ Agent::Agent(AgentOptions options)
   // from the cgroups of the GPUs' processes.
   attribution_ = std::make_unique<attribution::Service>(options_.attribution);
   exporter_->SetAttributionSource([service = attribution_.get()] { return service->Latest(); });
+  server_ = std::make_unique<http::Server>(options_.server);
+  otlp_store_ = std::make_unique<otlp::Store>(options_.otlp_store);
+  kpi_join_ = std::make_unique<KpiJoin>(
+      KpiJoinOptions{options_.kpi_regression, options_.kpi_max_metrics_bytes,
+                     !options_.otlp_listen_address.empty()},
+      *otlp_store_,
+      [exporter = exporter_.get()] {
+        return KpiJoin::Inputs{exporter->Latest(), exporter->LatestDiagnoses()};
+      },
+      clock_);
+  exporter_->SetAppSource([join = kpi_join_.get()] { return join->Families(); });
+  // The hook does no work that application data can grow: the join runs on its own thread.
   sampler_->OnPublish([this](const SnapshotPtr& snapshot) {
     UpdateAttributedDevices(*snapshot);
     exporter_->OnSnapshot(snapshot, sampler_->window());
+    kpi_join_->Wake();
   });
-  server_ = std::make_unique<http::Server>(options_.server);
-  otlp_store_ = std::make_unique<otlp::Store>(options_.otlp_store);
-  kpi_tracker_ = otlp::RegressionTracker(options_.kpi_regression);
-  exporter_->SetAppSource(
-      [this](const Snapshot& snapshot, const std::vector<analysis::GpuDiagnosis>& diagnoses) {
-        return AppFamilies(snapshot, diagnoses);
-      });
   if (!options_.otlp_listen_address.empty()) {
     otlp_receiver_ = std::make_unique<otlp::Receiver>(options_.otlp, *otlp_store_,
                                                       otlp::Receiver::Clock{}, clock_);
@@ -91,36 +71,6 @@ Agent::Agent(AgentOptions options)
     otlp_server_ = std::make_unique<http::Server>(otlp_server);
     otlp_receiver_->Register(*otlp_server_);
   }
-}
-
-std::vector<prom::Family> Agent::AppFamilies(const Snapshot& snapshot,
-                                             const std::vector<analysis::GpuDiagnosis>& diagnoses) {
-  const double now = clock_();
-  std::vector<prom::Family> out = otlp_store_->Families(snapshot, now);
-  if (!otlp_server_) {  // no receiver: no gpuscope_otlp_* self-metrics
-    std::erase_if(out, [](const prom::Family& f) { return f.name.starts_with("gpuscope_otlp_"); });
-  }
-  kpi_tracker_.Update(otlp_store_->Readings(), now);
-  // The GPU findings that can explain a KPI: everything but the healthy and idle states.
-  std::vector<std::vector<std::string>> causes(snapshot.gpus.size());
-  for (const analysis::GpuDiagnosis& d : diagnoses) {
-    if (d.slot >= causes.size()) continue;
-    for (const analysis::Finding& f : d.findings) {
-      if (f.kind == analysis::FindingKind::kComputeBound ||
-          f.kind == analysis::FindingKind::kIdle) {
-        continue;
-      }
-      causes[d.slot].emplace_back(analysis::KindName(f.kind));
-    }
-  }
-  std::vector<otlp::KpiFinding> findings = kpi_tracker_.Evaluate(now, causes);
-  {
-    std::vector<web::KpiReading> kpis = KpisOf(otlp_store_->Readings(), findings);
-    std::lock_guard lock(kpi_mu_);
-    kpis_ = std::move(kpis);
-  }
-  for (prom::Family& f : otlp::RegressionTracker::Families(findings)) out.push_back(std::move(f));
-  return out;
 }
 
 Status Agent::StartOtlp() {
@@ -165,12 +115,10 @@ Status Agent::Start() {
                        {std::string(Version()), options_.source, MetricSetName(options_.render.metrics),
                         options_.sampler.fast_interval_s, options_.sampler.window_span_s,
                         options_.render.process_names},
-                       [this] {
-                         std::lock_guard lock(kpi_mu_);
-                         return kpis_;
-                       });
+                       [join = kpi_join_.get()] { return join->Latest()->kpis; });
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
+  if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join
   sampler_->Start();
   spdlog::info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}",
                Version(), GitCommit(), options_.server.listen_address, server_->port(),
@@ -212,6 +160,7 @@ void Agent::Stop() {
   attribution_->Stop();
   if (events_) events_->Stop();
   sampler_->Stop();
+  kpi_join_->Stop();
 }
 
 }  // namespace gpuscope::serve

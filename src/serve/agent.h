@@ -13,6 +13,8 @@
 //
 // Attribution (pod, job) refreshes on its own thread; the sampler's hook hands
 // it the inventory when that changes, and each render reads its latest map.
+// Application KPIs are joined to GPUs on the KPI join's thread (kpi_join.h):
+// the hook only wakes it and renders its last, bounded result.
 //
 // Thread safety: Start, Poll, SetCounters, ReloadWebConfig and Stop are
 // called from one thread (the CLI's main thread); the sampler, event and
@@ -35,9 +37,9 @@
 #include "http/server.h"
 #include "nvml/library.h"
 #include "otlp/receiver.h"
-#include "otlp/regression.h"
 #include "otlp/store.h"
 #include "serve/exporter.h"
+#include "serve/kpi_join.h"
 #include "web/api.h"
 
 namespace gpuscope::serve {
@@ -63,7 +65,8 @@ struct AgentOptions {
   bool otlp_address_explicit = false;
   otlp::ReceiverOptions otlp;
   otlp::StoreOptions otlp_store;
-  otlp::RegressionOptions kpi_regression;  // the kpi_regression finding
+  otlp::RegressionOptions kpi_regression;       // the kpi_regression finding
+  std::size_t kpi_max_metrics_bytes = 4 << 20;  // application families on /metrics (4 MiB)
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;
@@ -97,22 +100,18 @@ class Agent {
   // Hands the attribution service the inventory and the processes when they changed.
   void UpdateAttributedDevices(const Snapshot& snapshot);
   Status StartOtlp();
-  // The application families and the kpi_regression finding of one cycle.
-  std::vector<prom::Family> AppFamilies(const Snapshot& snapshot,
-                                        const std::vector<analysis::GpuDiagnosis>& diagnoses);
 
   AgentOptions options_;
   collect::Clock clock_;
-  // Destroyed in reverse: the event thread, then the server, then the sampler
-  // (whose hook uses the exporter), then the exporter.
+  // Destroyed in reverse: the event thread, then the server, the KPI join
+  // (it reads the exporter and the store), then the sampler (whose hook uses
+  // the exporter and wakes the join), then the exporter.
   std::unique_ptr<Exporter> exporter_;
   std::unique_ptr<collect::Sampler> sampler_;
   std::unique_ptr<http::Server> server_;
-  std::unique_ptr<otlp::Store> otlp_store_;        // application series (outlives the receiver)
-  std::unique_ptr<otlp::Receiver> otlp_receiver_;  // null when off
-  otlp::RegressionTracker kpi_tracker_;            // used only by the exporter's app source
-  mutable std::mutex kpi_mu_;
-  std::vector<web::KpiReading> kpis_;                  // the last cycle's, per GPU, for the web API
+  std::unique_ptr<otlp::Store> otlp_store_;            // application series (outlives the receiver)
+  std::unique_ptr<otlp::Receiver> otlp_receiver_;      // null when off
+  std::unique_ptr<KpiJoin> kpi_join_;                  // application families, off the cycle
   std::unique_ptr<http::Server> otlp_server_;          // null when off
   std::unique_ptr<attribution::Service> attribution_;  // null when off
   std::vector<std::string> attributed_devices_;        // device keys it was last given

@@ -76,6 +76,8 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts sc
   if (!errors.samples.empty()) out.push_back(std::move(errors));
   out.push_back(SingleValue(prom::kCollectDuration, frozen_clock ? 0 : snapshot.collect_seconds));
   out.push_back(SingleValue(prom::kLastCollect, snapshot.timestamp));
+  out.push_back(SingleValue(prom::kCollectOverruns,
+                            frozen_clock ? 0 : static_cast<double>(snapshot.overruns_total)));
   out.push_back(SingleValue(prom::kScrapes, static_cast<double>(scrapes.all)));
   out.push_back(SingleValue(prom::kScrapesGzip, static_cast<double>(scrapes.gzip)));
   if (events != nullptr) {
@@ -177,8 +179,8 @@ std::shared_ptr<const Published> Exporter::RenderLocked() {
   }
   for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
   if (s.app) {
-    for (auto& family : s.app(*s.snapshot, *s.monitor.Latest())) {
-      extra.push_back(std::move(family));
+    if (std::shared_ptr<const std::vector<prom::Family>> app = s.app()) {
+      extra.insert(extra.end(), app->begin(), app->end());
     }
   }
   return std::make_shared<const Published>(s.renderer->Render(*s.snapshot, extra));

@@ -1,11 +1,12 @@
 // The exporter core of `gpuscope serve`: once per sampler cycle (the publish
 // hook) it takes a copy of the snapshot, runs the health step on it (XIDs and
 // verdicts, JudgeCycle in health.h), updates the diagnosis monitor, builds the
-// self-metrics and renders the 0.0.4 and OpenMetrics bodies once; scrapes then pick the
-// pre-rendered bodies (an atomic shared_ptr load) and never touch NVML. A body
-// is gzipped at most once per cycle, by the first scrape of that cycle that
-// asks for gzip (Published::Gzipped); compressing eagerly would cost every
-// cycle the CPU of both formats even when Prometheus scrapes every 15 s.
+// self-metrics, takes the application families as last built off the cycle
+// (AppSource: a pointer load, their size bounded by the KPI join) and renders the 0.0.4 and
+// OpenMetrics bodies once; scrapes then pick the pre-rendered bodies (an atomic shared_ptr load)
+// and never touch NVML. A body is gzipped at most once per cycle, by the first scrape of that cycle
+// that asks for gzip (Published::Gzipped); compressing eagerly would cost every cycle the CPU of
+// both formats even when Prometheus scrapes every 15 s.
 //
 // Self-metrics (rendered with every metrics set; names, types, help and labels
 // in the family registry, export/builtin_families.h, group kSelf): build info,
@@ -95,10 +96,9 @@ class Exporter {
  public:
   using EventSource = std::function<health::EventState()>;
   using AttributionSource = std::function<AttributionPtr()>;
-  // Families built from the attributed snapshot of each cycle and the latest diagnoses
-  // (application KPIs and their regressions).
-  using AppSource = std::function<std::vector<prom::Family>(
-      const Snapshot&, const std::vector<analysis::GpuDiagnosis>&)>;
+  // Application families (KPIs and their regressions), already built and bounded off the
+  // sampling cycle (serve/kpi_join.h); the hook only loads them (null: none yet).
+  using AppSource = std::function<std::shared_ptr<const std::vector<prom::Family>>()>;
 
   Exporter(ExporterOptions options, collect::Clock clock);
   ~Exporter();
@@ -136,7 +136,8 @@ class Exporter {
   // Whose work each GPU serves (null: no attribution labels): read at every
   // render, so a refreshed map shows from the next cycle on.
   void SetAttributionSource(AttributionSource source);
-  // Application families, rendered after the others at every cycle (null: none).
+  // Application families, rendered after the others at every cycle (null: none). The
+  // source must not build anything: it runs under mu_ on the sampler thread.
   void SetAppSource(AppSource source);
 
  private:

@@ -63,5 +63,34 @@ TEST(RegressionTest, ACounterResetRestartsTheHistory) {
   EXPECT_TRUE(tracker.Evaluate(31, {}).empty());
 }
 
+// Bounded whatever the senders do: the points per key stay under max_points over a long
+// history (a step change is still found, over spans as long as asked), and keys beyond
+// max_keys are counted, not followed.
+TEST(RegressionTest, HistoryIsBoundedPerKeyAndInKeys) {
+  RegressionTracker tracker({.recent_s = 120, .baseline_s = 3600, .max_points = 64});
+  double count = 0, sum = 0;
+  for (double t = 0; t <= 7200; t += 1) {
+    count += 10;
+    sum += 10 * (t < 7080 ? 0.2 : 0.3);
+    tracker.Update({Step(0, count, sum), Step(1, count, sum)}, t);
+    ASSERT_LE(tracker.points(), 2u * 64) << t;
+  }
+  std::vector<KpiFinding> found = tracker.Evaluate(7200, {});
+  ASSERT_EQ(found.size(), 2u);
+  EXPECT_TRUE(found[0].regressed);
+  EXPECT_NEAR(found[0].change, 0.5, 0.01);
+  // The spans are measured between kept totals: within one spacing (~59 s) of those asked.
+  EXPECT_NE(found[0].verdict.find("last 2 min against the 59 min before"), std::string::npos)
+      << found[0].verdict;
+
+  RegressionTracker few({.max_keys = 3});
+  std::vector<KpiReading> readings;
+  for (int rank = 0; rank < 5; ++rank) readings.push_back(Step(rank, 10, 2));
+  few.Update(readings, 0);
+  few.Update(readings, 1);
+  EXPECT_EQ(few.untracked(), 2u);
+  EXPECT_EQ(few.points(), 3u * 2);
+}
+
 }  // namespace
 }  // namespace gpuscope::otlp
