@@ -319,7 +319,8 @@ void Store::CountRejected(uint64_t points) {
 }
 
 std::string Store::RenderFamily(const std::string& name, const FamilyState& family,
-                                const Resolver& resolver, std::vector<KpiReading>& readings) const {
+                                const Resolver& resolver, std::vector<KpiReading>& readings,
+                                std::size_t& budget, uint64_t& omitted) const {
   // (GPU order, label prefix, series): sorted, duplicates of one label set written once.
   std::vector<std::tuple<int, std::string, const Series*>> rows;
   std::map<Origin, std::vector<Target>> targets;
@@ -327,8 +328,18 @@ std::string Store::RenderFamily(const std::string& name, const FamilyState& fami
   for (const auto& [key, s] : family.series) {
     auto [it, fresh] = targets.try_emplace(s.origin);
     if (fresh) it->second = resolver.Resolve(s.origin);
+    // A line is about the name, the labels and a number; a histogram writes
+    // one per bucket and three more.
+    const std::size_t lines = family.kind == Kind::kHistogram ? s.histogram.counts.size() + 3 : 1;
     for (const Target& t : it->second.empty() ? kUnattributed : it->second) {
-      rows.emplace_back(t.rank, Prefix(t, s.origin, s.labels), &s);
+      std::string prefix = Prefix(t, s.origin, s.labels);
+      const std::size_t size = lines * (name.size() + prefix.size() + 48);
+      if (size > budget) {
+        ++omitted;
+        continue;
+      }
+      budget -= size;
+      rows.emplace_back(t.rank, std::move(prefix), &s);
       if (family.kpi == Kpi::kNone || family.kind != Kind::kHistogram || t.rank < 0) continue;
       readings.push_back({family.kpi, name, t.rank, t.workload,
                           static_cast<double>(s.histogram.count), s.histogram.sum});
@@ -351,12 +362,15 @@ std::string Store::RenderFamily(const std::string& name, const FamilyState& fami
   return out;
 }
 
-std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now) {
+std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now,
+                                          std::size_t max_bytes, uint64_t* omitted) {
   auto resolver = std::make_shared<const Resolver>(snapshot);
   std::lock_guard lock(mu_);
   resolver_ = resolver;
   std::vector<prom::Family> out;
   std::vector<KpiReading> readings;
+  std::size_t budget = max_bytes;
+  uint64_t left_out = 0;
   Expire(now);
   for (auto it = families_.begin(); it != families_.end(); ++it) {
     const FamilyState& family = it->second;
@@ -365,10 +379,11 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now) 
     f.help = family.help;
     f.type = TypeOf(family.kind);
     f.base = prom::LabelBase::kNone;
-    f.lines =
-        std::make_shared<const std::string>(RenderFamily(f.name, family, *resolver, readings));
-    out.push_back(std::move(f));
+    f.lines = std::make_shared<const std::string>(
+        RenderFamily(f.name, family, *resolver, readings, budget, left_out));
+    if (!f.lines->empty()) out.push_back(std::move(f));
   }
+  if (omitted != nullptr) *omitted += left_out;
   readings_ = std::move(readings);
   for (prom::Family& f : SelfFamilies()) out.push_back(std::move(f));
   return out;

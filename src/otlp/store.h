@@ -14,7 +14,7 @@
 //   host.name), and the last `kpi_reserve` of both only for the known KPIs.
 // Series not updated for `expiry_s` are dropped.
 //
-// Families() runs once per sampler cycle (serve's exporter): it resolves
+// Families() runs on serve's KPI join thread (serve/kpi_join.h): it resolves
 // every sender to its GPUs through the snapshot (resolve.h) and writes the
 // application families (gauges, counters, histograms as histograms) with the
 // labels gpu, UUID, workload, namespace, pod, service, service_instance_id,
@@ -79,8 +79,12 @@ class Store {
   void CountRejected(uint64_t points);
 
   // The application families and the receiver's self-metrics for `snapshot`
-  // (attributed); drops expired series.
-  std::vector<prom::Family> Families(const Snapshot& snapshot, double now);
+  // (attributed); drops expired series. A series is written once per GPU it
+  // is attributed to, so the lines are bounded here, not by the store's byte
+  // budget: series lines past about `max_bytes` are not built (their readings
+  // neither) and counted in `*omitted`.
+  std::vector<prom::Family> Families(const Snapshot& snapshot, double now,
+                                     std::size_t max_bytes = SIZE_MAX, uint64_t* omitted = nullptr);
 
   // The KPI histograms per GPU as of the last Families() call.
   std::vector<KpiReading> Readings() const;
@@ -116,8 +120,11 @@ class Store {
   std::map<std::string, FamilyState>::iterator NewFamily(const Point& point);
   void Charge(const Origin& origin, int series, std::ptrdiff_t bytes);
   void Expire(double now);
+  // Writes at most about `budget` bytes of lines (deducted), counting the
+  // series left out in `omitted`.
   std::string RenderFamily(const std::string& name, const FamilyState& family,
-                           const Resolver& resolver, std::vector<KpiReading>& readings) const;
+                           const Resolver& resolver, std::vector<KpiReading>& readings,
+                           std::size_t& budget, uint64_t& omitted) const;
   std::vector<prom::Family> SelfFamilies() const;
 
   StoreOptions options_;

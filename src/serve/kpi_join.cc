@@ -176,8 +176,10 @@ void KpiJoin::RunOnce() {
   const double now = clock_();
   auto result = std::make_shared<KpiResult>();
   uint64_t omitted = 0;
+  // The store stops building lines near the cap (its estimate), the cap cuts exactly.
   result->families =
-      CapFamilies(store_.Families(*in.snapshot, now), options_.max_metrics_bytes, &omitted);
+      CapFamilies(store_.Families(*in.snapshot, now, options_.max_metrics_bytes, &omitted),
+                  options_.max_metrics_bytes, &omitted);
   if (!options_.receiver_metrics) {
     std::erase_if(result->families,
                   [](const prom::Family& f) { return f.name.starts_with("gpuscope_otlp_"); });

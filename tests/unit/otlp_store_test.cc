@@ -112,9 +112,11 @@ TEST_F(StoreTest, TheStoreHoldsNoMoreBytesThanItsBudget) {
 
 TEST_F(StoreTest, ASeriesOverItsByteLimitIsRefused) {
   pb::ExportMetricsServiceRequest request;
-  std::vector<double> bounds(2000);
+  // Under the request limits (1024 buckets a point, 1024 bytes a label value), over the
+  // series': each of the 101 bucket lines carries the 900-byte service label.
+  std::vector<double> bounds(100);
   for (std::size_t i = 0; i < bounds.size(); ++i) bounds[i] = static_cast<double>(i);
-  AddHistogram(AddResource(request, {}), "wide", "s", bounds,
+  AddHistogram(AddResource(request, {{"service.name", std::string(900, 's')}}), "wide", "s", bounds,
                std::vector<uint64_t>(bounds.size() + 1, 1), 1);
   pb::ExportMetricsServiceResponse reply = Post(request);
   EXPECT_EQ(Rejected(reply), 1u);
