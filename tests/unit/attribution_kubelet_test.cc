@@ -64,12 +64,7 @@ TEST_F(KubeletTest, AnswersOverFourMebibytes) {
 
 // Issue 31 #9: a kubelet answer of ~100 MB raised RSS to ~500 MB.
 TEST_F(KubeletTest, OversizedOrCrowdedAnswerIsRefused) {
-  v1::ListPodResourcesResponse r;
-  const std::string padding(50000, 'p');
-  for (int i = 0; i < 400; ++i) {  // ~20 MB
-    AddPod(r, "ns", "pod-" + std::to_string(i) + "-" + padding, "c", "nvidia.com/gpu", {"GPU-0"});
-  }
-  kubelet_.Set(r);
+  kubelet_.Set(OversizedAnswer());
   Start();
   auto devices = ListGpuDevices(options_);
   ASSERT_FALSE(devices.ok());
@@ -77,7 +72,7 @@ TEST_F(KubeletTest, OversizedOrCrowdedAnswerIsRefused) {
             std::string::npos)
       << devices.status().message();
   // Under the byte limit, over the count of device ids (any resource counts).
-  r.Clear();
+  v1::ListPodResourcesResponse r;
   AddPod(r, "ml", "a-0", "c", "nvidia.com/gpu", {"GPU-0", "GPU-1"});
   AddPod(r, "web", "b-0", "c", "example.com/fpga", {"fpga0", "fpga1", "fpga2"});
   kubelet_.Set(r);

@@ -148,12 +148,7 @@ TEST_F(ServiceTest, StopDoesNotWaitOnAHungSource) {
 }
 
 TEST_F(ServiceTest, OversizedKubeletAnswerTakesTheSourceDown) {
-  v1::ListPodResourcesResponse r;
-  const std::string padding(50000, 'p');
-  for (int i = 0; i < 400; ++i) {  // ~20 MB
-    AddPod(r, "ns", "pod-" + std::to_string(i) + "-" + padding, "c", "nvidia.com/gpu", {"GPU-0"});
-  }
-  kubelet_.Set(r);
+  kubelet_.Set(OversizedAnswer());
   Start();
   service_options_.hpc_job_dir.clear();
   const Attribution a = Collect(service_options_, devices_);

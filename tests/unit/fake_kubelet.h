@@ -66,4 +66,14 @@ inline void AddPod(v1::ListPodResourcesResponse& r, const std::string& ns, const
   for (const auto& id : ids) d->add_device_ids(id);
 }
 
+// An answer of about 20 MB (400 pods with 50 KB names), over the clients' 16 MiB limit.
+inline v1::ListPodResourcesResponse OversizedAnswer() {
+  v1::ListPodResourcesResponse r;
+  const std::string padding(50000, 'p');
+  for (int i = 0; i < 400; ++i) {
+    AddPod(r, "ns", "pod-" + std::to_string(i) + "-" + padding, "c", "nvidia.com/gpu", {"GPU-0"});
+  }
+  return r;
+}
+
 }  // namespace gpuscope::attribution

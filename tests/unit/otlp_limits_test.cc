@@ -48,27 +48,14 @@ class LimitsTest : public ::testing::Test {
  protected:
   http::Response Post(const std::string& body, std::string encoding = "",
                       std::string type = "application/x-protobuf") {
-    http::Request r;
-    r.method = "POST";
-    r.path = kMetricsPath;
-    r.content_type = type;
-    r.content_encoding = encoding;
-    r.body = body;
-    return receiver_.Handle(r);
+    return testing::PostTo(receiver_, body, type, encoding);
   }
   static std::string MessageOf(const http::Response& r) {
     pb::Status status;
     EXPECT_TRUE(status.ParseFromString(*r.body));
     return status.message();
   }
-  std::string Lines() {
-    Snapshot snapshot;
-    std::string out;
-    for (const prom::Family& f : store_.Families(snapshot, 1000)) {
-      if (f.lines) out += *f.lines;
-    }
-    return out;
-  }
+  std::string Lines() { return testing::AppLines(store_, 1000); }
 
   double steady_ = 100;
   Store store_;

@@ -22,24 +22,10 @@ class ReceiverTest : public ::testing::Test {
  protected:
   http::Response Post(const std::string& body, std::string type = "application/x-protobuf",
                       std::string encoding = "", bool too_large = false) {
-    http::Request r;
-    r.method = "POST";
-    r.path = kMetricsPath;
-    r.content_type = type;
-    r.content_encoding = encoding;
-    r.body = body;
-    r.body_too_large = too_large;
-    return receiver_.Handle(r);
+    return testing::PostTo(receiver_, body, type, encoding, too_large);
   }
   // The rendered application lines of every family.
-  std::string Lines() {
-    Snapshot snapshot;
-    std::string out;
-    for (const prom::Family& f : store_.Families(snapshot, now_)) {
-      if (f.lines) out += *f.lines;
-    }
-    return out;
-  }
+  std::string Lines() { return testing::AppLines(store_, now_); }
   static pb::Status StatusOf(const http::Response& r) {
     pb::Status status;
     EXPECT_TRUE(status.ParseFromString(*r.body));

@@ -96,4 +96,27 @@ inline std::string Exposition(Store& store, double now) {
   return out;
 }
 
+// The receiver's answer to a POST of `body` on /v1/metrics.
+inline http::Response PostTo(Receiver& receiver, const std::string& body,
+                             const std::string& type = "application/x-protobuf",
+                             const std::string& encoding = "", bool too_large = false) {
+  http::Request r;
+  r.method = "POST";
+  r.path = kMetricsPath;
+  r.content_type = type;
+  r.content_encoding = encoding;
+  r.body = body;
+  r.body_too_large = too_large;
+  return receiver.Handle(r);
+}
+
+// Every application line the store renders for a snapshot without GPUs.
+inline std::string AppLines(Store& store, double now) {
+  std::string out;
+  for (const prom::Family& f : store.Families(Snapshot{}, now)) {
+    if (f.lines) out += *f.lines;
+  }
+  return out;
+}
+
 }  // namespace gpuscope::otlp::testing
