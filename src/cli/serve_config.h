@@ -38,18 +38,18 @@ struct ServeConfig {
   http::ServerOptions server;
   health::HealthOptions health;
   analysis::MonitorOptions monitor;
-  CommonOptions nvml;                         // --nvml-lib / --simulate from any source
-  std::string counters_path;                  // -f; "" = dcgm-exporter's default counters
-  std::string hostname;                       // --hostname; "" = the machine's
-  double stale_after_s = 3;                   // /health turns 503 past this cycle age
-  double xid_window_s = 300;                  // -x in seconds
-  attribution::ServiceOptions attribution;    // -k, kubelet socket, HPC directory, refresh
+  CommonOptions nvml;                       // --nvml-lib / --simulate from any source
+  std::string counters_path;                // -f; "" = dcgm-exporter's default counters
+  std::string hostname;                     // --hostname; "" = the machine's
+  double stale_after_s = 3;                 // /health turns 503 past this cycle age
+  double xid_window_s = 300;                // -x in seconds
+  attribution::ServiceOptions attribution;  // -k, kubelet socket, HPC directory, refresh
   // Loopback only by default: the receiver takes unauthenticated writes, and the
   // processes it serves (a Slurm job, a bare-host service) share the host's
   // network; docs/security.md says why and how to open it.
   std::string otlp_listen_address = "127.0.0.1:4318";  // "" = no OTLP receiver
-  bool otlp_address_explicit = false;         // set by a flag, the environment or the file
-  otlp::ReceiverOptions otlp;                 // limits; conventions from kpi_mapping_file
+  bool otlp_address_explicit = false;                  // set by a flag, the environment or the file
+  otlp::ReceiverOptions otlp;                          // limits; conventions from kpi_mapping_file
   otlp::StoreOptions otlp_store;
   otlp::RegressionOptions kpi_regression;
   std::string kpi_mapping_file;  // "" = built-in KPI names only

@@ -133,7 +133,9 @@ std::optional<double> FiniteNumber(std::string_view text, std::string_view* unit
   return out;
 }
 
-std::string Quoted(std::string_view value) { return base::Concat({"'", base::Excerpt(value), "'"}); }
+std::string Quoted(std::string_view value) {
+  return base::Concat({"'", base::Excerpt(value), "'"});
+}
 
 // "100ms", "3s", "10m", "24h": the shortest exact unit, for the docs.
 std::string DurationText(double seconds) {

@@ -5,8 +5,8 @@
 #include <cstdio>
 #include <ostream>
 
-#include "cli/node.h"
 #include "base/text.h"
+#include "cli/node.h"
 #include "cli/query_format.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/version.h"

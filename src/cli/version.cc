@@ -21,8 +21,8 @@ const char* Flavour() {
 }  // namespace
 
 std::string VersionText(const std::string& exe_dir) {
-  std::string text = "gpuscope " + std::string(Version()) + " (commit " +
-                     std::string(GitCommit()) + ")\n";
+  std::string text =
+      "gpuscope " + std::string(Version()) + " (commit " + std::string(GitCommit()) + ")\n";
   text += "build: compiler " __VERSION__ ", C++" + std::to_string(__cplusplus / 100 % 100) + ", " +
           Flavour() + "\n";
   text += "nvml: loaded at run time with dlopen (default libnvidia-ml.so.1, no CUDA needed)\n";

@@ -111,9 +111,12 @@ inline constexpr std::array<const BuiltinFamily*, 3> kProcessBuiltins = {
 
 // The agent about itself (serve/exporter.cc).
 inline constexpr BuiltinFamily kBuildInfo{
-    "gpuscope_build_info", "gpuscope's version and the git commit it was built from; the value is always 1.",
-    FamilyType::kGauge,    "version, commit",
-    FamilyGroup::kSelf,    LabelBase::kNone};
+    "gpuscope_build_info",
+    "gpuscope's version and the git commit it was built from; the value is always 1.",
+    FamilyType::kGauge,
+    "version, commit",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
 inline constexpr BuiltinFamily kNvmlUp{
     "gpuscope_nvml_up", "1 while NVML answers, 0 while it is down.",
     FamilyType::kGauge, "",

@@ -4,8 +4,8 @@
 
 #include <utility>
 
-#include "serve/endpoints.h"
 #include "gpuscope/version.h"
+#include "serve/endpoints.h"
 #include "serve/web_endpoints.h"
 
 namespace gpuscope::serve {
@@ -112,16 +112,16 @@ Status Agent::Start() {
   SnapshotPtr first = sampler_->SampleOnce();
   RegisterEndpoints(*server_, *exporter_);
   RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
-                       {std::string(Version()), options_.source, MetricSetName(options_.render.metrics),
-                        options_.sampler.fast_interval_s, options_.sampler.window_span_s,
-                        options_.render.process_names},
+                       {std::string(Version()), options_.source,
+                        MetricSetName(options_.render.metrics), options_.sampler.fast_interval_s,
+                        options_.sampler.window_span_s, options_.render.process_names},
                        [join = kpi_join_.get()] { return join->Latest()->kpis; });
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join
   sampler_->Start();
-  spdlog::info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}",
-               Version(), GitCommit(), options_.server.listen_address, server_->port(),
+  spdlog::info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}", Version(),
+               GitCommit(), options_.server.listen_address, server_->port(),
                server_->tls_enabled() ? ", TLS" : "", first->gpus.size(), options_.source,
                options_.frozen_time ? ", clock frozen" : "");
   return Status::Ok();
