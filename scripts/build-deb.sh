@@ -43,8 +43,13 @@ date=$(awk -v v="$version" '$0 ~ "^## \\[" v "\\]" {print $NF; exit}' "$repo/CHA
 {
   echo "gpuscope ($version) stable; urgency=medium"
   echo
+  # Each entry on one line, then wrapped to Debian's 80 columns.
   awk -v v="$version" '$0 ~ "^## \\[" v "\\]" {on = 1; next} /^## / {on = 0}
-       on && /^- / {sub(/^- /, ""); print "  * " $0} on && /^  / {print "  " $0}' "$repo/CHANGELOG.md"
+       on && /^- / {if (e != "") print e; e = substr($0, 3); next}
+       on && /^  / {sub(/^ +/, ""); e = e " " $0} END {if (e != "") print e}' "$repo/CHANGELOG.md" |
+    while read -r entry; do
+      fold -s -w 72 <<<"$entry" | sed -e 's/ *$//' -e '1s/^/  * /' -e '2,$s/^/    /'
+    done
   echo
   echo " -- $maintainer  $(date -R -u -d "$date")"
 } | gzip -9n >"$doc/changelog.gz"
