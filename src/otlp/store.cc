@@ -320,7 +320,7 @@ void Store::CountRejected(uint64_t points) {
 
 std::string Store::RenderFamily(const std::string& name, const FamilyState& family,
                                 const Resolver& resolver, std::vector<KpiReading>& readings,
-                                std::size_t& budget, uint64_t& omitted) const {
+                                RenderBudget& budget) const {
   // (GPU order, label prefix, series): sorted, duplicates of one label set written once.
   std::vector<std::tuple<int, std::string, const Series*>> rows;
   std::map<Origin, std::vector<Target>> targets;
@@ -331,14 +331,16 @@ std::string Store::RenderFamily(const std::string& name, const FamilyState& fami
     // A line is about the name, the labels and a number; a histogram writes
     // one per bucket and three more.
     const std::size_t lines = family.kind == Kind::kHistogram ? s.histogram.counts.size() + 3 : 1;
+    std::size_t& spent = budget.spent[SenderKey(s.origin)];
     for (const Target& t : it->second.empty() ? kUnattributed : it->second) {
       std::string prefix = Prefix(t, s.origin, s.labels);
       const std::size_t size = lines * (name.size() + prefix.size() + 48);
-      if (size > budget) {
-        ++omitted;
+      if (size > budget.total || spent + size > budget.per_sender) {
+        ++budget.omitted;
         continue;
       }
-      budget -= size;
+      budget.total -= size;
+      spent += size;
       rows.emplace_back(t.rank, std::move(prefix), &s);
       if (family.kpi == Kpi::kNone || family.kind != Kind::kHistogram || t.rank < 0) continue;
       readings.push_back({family.kpi, name, t.rank, t.workload,
@@ -369,8 +371,11 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now,
   resolver_ = resolver;
   std::vector<prom::Family> out;
   std::vector<KpiReading> readings;
-  std::size_t budget = max_bytes;
-  uint64_t left_out = 0;
+  RenderBudget budget;
+  budget.total = max_bytes;
+  budget.per_sender = max_bytes == SIZE_MAX
+                          ? SIZE_MAX
+                          : std::max<std::size_t>(1, Part(max_bytes, options_.sender_share));
   Expire(now);
   for (auto it = families_.begin(); it != families_.end(); ++it) {
     const FamilyState& family = it->second;
@@ -380,10 +385,10 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now,
     f.type = TypeOf(family.kind);
     f.base = prom::LabelBase::kNone;
     f.lines = std::make_shared<const std::string>(
-        RenderFamily(f.name, family, *resolver, readings, budget, left_out));
+        RenderFamily(f.name, family, *resolver, readings, budget));
     if (!f.lines->empty()) out.push_back(std::move(f));
   }
-  if (omitted != nullptr) *omitted += left_out;
+  if (omitted != nullptr) *omitted += budget.omitted;
   readings_ = std::move(readings);
   for (prom::Family& f : SelfFamilies()) out.push_back(std::move(f));
   return out;

@@ -81,8 +81,9 @@ class Store {
   // The application families and the receiver's self-metrics for `snapshot`
   // (attributed); drops expired series. A series is written once per GPU it
   // is attributed to, so the lines are bounded here, not by the store's byte
-  // budget: series lines past about `max_bytes` are not built (their readings
-  // neither) and counted in `*omitted`.
+  // budget: series lines past about `max_bytes`, or past a sender's
+  // `sender_share` of it, are not built (their readings neither) and are
+  // counted in `*omitted`.
   std::vector<prom::Family> Families(const Snapshot& snapshot, double now,
                                      std::size_t max_bytes = SIZE_MAX, uint64_t* omitted = nullptr);
 
@@ -120,11 +121,17 @@ class Store {
   std::map<std::string, FamilyState>::iterator NewFamily(const Point& point);
   void Charge(const Origin& origin, int series, std::ptrdiff_t bytes);
   void Expire(double now);
-  // Writes at most about `budget` bytes of lines (deducted), counting the
-  // series left out in `omitted`.
+  // What Families() may still write: in all, and per sender (by SenderKey).
+  struct RenderBudget {
+    std::size_t total = 0, per_sender = 0;
+    std::map<std::string, std::size_t> spent;
+    uint64_t omitted = 0;
+  };
+  // Writes the family's lines within `budget` (spent), counting the series
+  // left out.
   std::string RenderFamily(const std::string& name, const FamilyState& family,
                            const Resolver& resolver, std::vector<KpiReading>& readings,
-                           std::size_t& budget, uint64_t& omitted) const;
+                           RenderBudget& budget) const;
   std::vector<prom::Family> SelfFamilies() const;
 
   StoreOptions options_;

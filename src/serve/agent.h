@@ -66,7 +66,7 @@ struct AgentOptions {
   otlp::ReceiverOptions otlp;
   otlp::StoreOptions otlp_store;
   otlp::RegressionOptions kpi_regression;       // the kpi_regression finding
-  std::size_t kpi_max_metrics_bytes = 4 << 20;  // application families on /metrics (4 MiB)
+  std::size_t kpi_max_metrics_bytes = 1 << 20;  // application families on /metrics (1 MiB)
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;

@@ -47,9 +47,10 @@ namespace gpuscope::serve {
 
 struct KpiJoinOptions {
   otlp::RegressionOptions regression;
-  // The store's families on /metrics at most (default 4 MiB): a sender on
-  // many GPUs is written once per GPU, so this is what bounds the body.
-  std::size_t max_metrics_bytes = 4 << 20;
+  // The store's families on /metrics at most (default 1 MiB; one sender at
+  // most its otlp-sender-share of it): a sender on many GPUs is written once
+  // per GPU, so this is what bounds the body.
+  std::size_t max_metrics_bytes = 1 << 20;
   bool receiver_metrics = true;  // false: no gpuscope_otlp_* (no receiver listens)
 };
 

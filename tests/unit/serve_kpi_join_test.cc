@@ -33,18 +33,23 @@ Snapshot TenGpus() {
   return snap;
 }
 
-// `services` senders (one workload each) on pid 4242, each a step-duration histogram.
-void Load(otlp::Store& store, int services, double now) {
+// `services` senders (one workload each) on pid 4242, each `ranks` step-duration
+// histograms (label rank).
+void Load(otlp::Store& store, int services, double now, int ranks = 1,
+          const std::string& service_prefix = "svc-") {
   otlp::Batch batch;
   const std::optional<otlp::Naming> naming =
       otlp::Conventions().Name("training.step.duration", "s", otlp::Kind::kHistogram);
-  for (int i = 0; i < services; ++i) {
-    otlp::Origin origin;
-    origin.pid = "4242";
-    origin.service = "svc-" + std::to_string(i);
-    batch.origins.push_back(origin);
+  for (int i = 0; i < services * ranks; ++i) {
+    if (i % ranks == 0) {
+      otlp::Origin origin;
+      origin.pid = "4242";
+      origin.service = service_prefix + std::to_string(i / ranks);
+      batch.origins.push_back(origin);
+    }
     otlp::Point p;
-    p.origin = static_cast<uint32_t>(i);
+    p.origin = static_cast<uint32_t>(i / ranks);
+    if (ranks > 1) p.labels = {{"rank", std::to_string(i % ranks)}};
     p.naming = *naming;
     p.kind = otlp::Kind::kHistogram;
     p.histogram.bounds = {0.1, 0.2, 0.5, 1, 2, 5};
@@ -53,7 +58,7 @@ void Load(otlp::Store& store, int services, double now) {
     p.histogram.sum = 40;
     batch.points.push_back(std::move(p));
   }
-  ASSERT_EQ(store.Ingest(batch, now).accepted, static_cast<uint64_t>(services));
+  ASSERT_EQ(store.Ingest(batch, now).accepted, static_cast<uint64_t>(services * ranks));
 }
 
 bool Contains(const std::string& text, const std::string& part) {
@@ -191,6 +196,21 @@ TEST(ServeKpiJoin, TheStoreStopsBuildingLinesNearTheCap) {
   EXPECT_GT(kept, 0u);
   EXPECT_LT(kept, 3000u * kGpus / 10);
   EXPECT_EQ(omitted + kept, 3000u * kGpus);
+}
+
+// One sender's flood takes at most its share of the lines: a small sender
+// beside it keeps every series (issue 31, finding 5 on /metrics).
+TEST(ServeKpiJoin, AFloodingSenderLeavesTheOthersTheirLines) {
+  const double now = 1714566896.789;
+  otlp::Store store;
+  Load(store, 1, now, 3000, "a-flood-");  // sorts first
+  Load(store, 1, now, 4, "train-");
+  uint64_t omitted = 0;
+  store.Families(TenGpus(), now, 256 << 10, &omitted);
+  std::size_t train = 0;
+  for (const otlp::KpiReading& r : store.Readings()) train += r.workload == "train-0";
+  EXPECT_EQ(train, 4u * kGpus);
+  EXPECT_GT(omitted, 0u);
 }
 
 TEST(ServeKpiJoin, KpisOfMatchesEachReadingToItsFinding) {
