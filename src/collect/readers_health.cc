@@ -140,7 +140,10 @@ void ReadEcc(ReadContext& ctx) {
       {kEccSbeAggregate, EccKind::kCorrected, EccScope::kAggregate},
       {kEccDbeAggregate, EccKind::kUncorrected, EccScope::kAggregate},
   }};
-  for (const auto& [metric, kind, scope] : kTotals) {
+  // The lambda captures plain copies: clang 14 cannot capture structured bindings.
+  for (const auto& [metric, kind_binding, scope_binding] : kTotals) {
+    const EccKind kind = kind_binding;
+    const EccScope scope = scope_binding;
     Fallback<uint64_t>(ctx, metric, "nvmlDeviceGetTotalEccErrors",
                        [&] { return d.TotalEccErrors(kind, scope); });
   }
