@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "gpuscope/metric_names.h"
+
 namespace gpuscope::testing {
 
 class ExpositionChecker {
@@ -50,18 +52,7 @@ class ExpositionChecker {
     double count = 0;
   };
 
-  static bool NameChar(char c, bool first) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
-           (!first && c >= '0' && c <= '9');
-  }
-
-  static bool ValidName(std::string_view name) {
-    if (name.empty()) return false;
-    for (std::size_t i = 0; i < name.size(); ++i) {
-      if (!NameChar(name[i], i == 0)) return false;
-    }
-    return true;
-  }
+  static bool ValidName(std::string_view name) { return metric_names::Valid(name); }
 
   static bool ParseValue(std::string_view text, double* out) {
     if (text == "NaN") return *out = NAN, true;
