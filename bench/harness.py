@@ -572,11 +572,11 @@ def stage_sampling(b, smoke, full_window=True):
         window = "60s" if ms == 100 and not full_window else "10m"
         runs.append((gpus, ms, window, b.start_gpuscope(f"sampling-{gpus}-{ms}", gpus, ms, window)))
     time.sleep(1 if smoke else (600 if full_window else 5))
-    marks = [(time.monotonic(), cpu_seconds(p.pid), thread_cpu_ns(p.pid)) for *_, p in runs]
+    marks = [(time.monotonic(), thread_cpu_ns(p.pid)) for *_, p in runs]
     time.sleep(seconds)
     out = {}
-    for (gpus, ms, window, proc), (t0, c0, th0) in zip(runs, marks):
-        c1, th1 = cpu_seconds(proc.pid), thread_cpu_ns(proc.pid)
+    for (gpus, ms, window, proc), (t0, th0) in zip(runs, marks):
+        th1 = thread_cpu_ns(proc.pid)
         elapsed = time.monotonic() - t0
         mem = memory_kib(proc.pid)
         # Threads in creation order (thread ids grow), CPU ms per second each.
@@ -584,7 +584,9 @@ def stage_sampling(b, smoke, full_window=True):
                    for rank, tid in enumerate(sorted(th1))]
         out[f"{gpus}-{ms}"] = {
             "gpus": gpus, "interval_ms": ms, "window": window, "seconds": elapsed,
-            "cpu_percent": 100.0 * (c1 - c0) / elapsed,
+            # schedstat counts nanoseconds; /proc/PID/stat's clock ticks
+            # read 0 for an agent that idles below one tick in a smoke run.
+            "cpu_percent": sum(ms for _, ms in threads) / 10.0,
             "threads_ms_per_s": threads,
             "rss_kib": mem["VmRSS"], "hwm_kib": mem["VmHWM"],
         }
