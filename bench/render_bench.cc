@@ -54,8 +54,11 @@ BENCHMARK(BM_RenderDefaultCounters)->Arg(8)->Arg(64)->Unit(benchmark::kMicroseco
 // serve's publish hook per cycle (copy, health, diagnosis monitor, self
 // metrics, render) with a full 600-point window, without the diagnosis itself
 // (BM_Diagnose), which the monitor re-runs only every 10 s.
+// With a second argument 1, each cycle is also scraped once (its text body
+// rendered): the hook renders nothing itself, bodies are rendered on demand.
 void BM_ExporterCycle(benchmark::State& state) {
   const int gpus = static_cast<int>(state.range(0));
+  const bool scraped = state.range(1) != 0;
   auto snapshot = std::make_shared<Snapshot>(*NodeSnapshot(gpus));
   std::unique_ptr<Window> window = FilledWindow(*snapshot, 600);
   serve::ExporterOptions options;
@@ -68,10 +71,17 @@ void BM_ExporterCycle(benchmark::State& state) {
     now += 1;
     snapshot->timestamp = now;
     exporter.OnSnapshot(snapshot, *window);
+    if (scraped) benchmark::DoNotOptimize(exporter.Current()->Body(prom::Format::kText));
   }
-  state.counters["body_bytes"] = static_cast<double>(exporter.Bodies()->text->size());
+  state.counters["body_bytes"] =
+      static_cast<double>(exporter.Current()->Body(prom::Format::kText)->size());
 }
-BENCHMARK(BM_ExporterCycle)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ExporterCycle)
+    ->Args({8, 0})
+    ->Args({64, 0})
+    ->Args({8, 1})
+    ->Args({64, 1})
+    ->Unit(benchmark::kMicrosecond);
 
 // The bottleneck diagnosis over a full 600-point window (the monitor runs it
 // every 10 s; gpuscope diagnose once).
@@ -115,7 +125,8 @@ void BM_SnapshotPublish(benchmark::State& state) {
 }
 BENCHMARK(BM_SnapshotPublish)->Arg(8)->Arg(64)->Unit(benchmark::kMicrosecond);
 
-// A scrape's share of the work: take the latest bodies (atomic shared_ptr).
+// A scrape's share of the work once the cycle's body is rendered: take the
+// latest cycle (atomic shared_ptr) and its body.
 void BM_ScrapeBodyLoad(benchmark::State& state) {
   auto snapshot = std::make_shared<Snapshot>(*NodeSnapshot(8));
   Window window(Window::Options{600, 1});
@@ -125,8 +136,8 @@ void BM_ScrapeBodyLoad(benchmark::State& state) {
   exporter.OnSnapshot(snapshot, window);
   for (auto _ : state) {
     exporter.CountScrape();
-    auto bodies = exporter.Bodies();
-    benchmark::DoNotOptimize(bodies);
+    auto body = exporter.Current()->Body(prom::Format::kText);
+    benchmark::DoNotOptimize(body);
   }
 }
 BENCHMARK(BM_ScrapeBodyLoad)->Threads(1)->Threads(2);

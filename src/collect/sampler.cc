@@ -193,7 +193,18 @@ void Sampler::OnPublish(std::function<void(const SnapshotPtr&)> callback) {
   callbacks_.push_back(std::move(callback));
 }
 
+void Sampler::Decorate(std::function<void(Snapshot&)> decorator) {
+  std::lock_guard lock(publish_mu_);
+  decorator_ = std::move(decorator);
+}
+
 SnapshotPtr Sampler::Publish(Snapshot&& snapshot) {
+  std::function<void(Snapshot&)> decorator;
+  {
+    std::lock_guard lock(publish_mu_);
+    decorator = decorator_;
+  }
+  if (decorator) decorator(snapshot);
   auto published = std::make_shared<const Snapshot>(std::move(snapshot));
   std::vector<std::function<void(const SnapshotPtr&)>> callbacks;
   {

@@ -103,6 +103,10 @@ class Sampler {
   SnapshotPtr Latest() const;
   // Called after each publish with the new snapshot.
   void OnPublish(std::function<void(const SnapshotPtr&)> callback);
+  // Runs on each snapshot just before it is published (and frozen): serve
+  // sets the host name and attribution there, so no reader copies a snapshot
+  // to patch it. One decorator; a second call replaces it.
+  void Decorate(std::function<void(Snapshot&)> decorator);
 
   // Trailing window; GPU positions are those of Snapshot::gpus.
   const Window& window() const { return window_; }
@@ -141,9 +145,10 @@ class Sampler {
   double next_slow_at_ = 0, next_pcie_at_ = 0;
   uint64_t sequence_ = 0, calls_total_ = 0, cycle_calls_ = 0;
 
-  mutable std::mutex publish_mu_;  // latest_, callbacks_, library copy for readers
+  mutable std::mutex publish_mu_;  // latest_, callbacks_, decorator_, library copy for readers
   SnapshotPtr latest_;
   std::vector<std::function<void(const SnapshotPtr&)>> callbacks_;
+  std::function<void(Snapshot&)> decorator_;
   std::shared_ptr<const nvml::Library> published_library_;
 
   std::mutex lifecycle_mu_;  // Start/Stop, one at a time; guards loop_

@@ -151,6 +151,7 @@ std::shared_ptr<std::string> Renderer::Buffer(Format format) {
 }
 
 Bodies Renderer::Render(const Snapshot& snapshot, std::span<const Family> extra) {
+  Observe(snapshot, extra);
   std::shared_ptr<std::string> text = Buffer(Format::kText);
   std::shared_ptr<std::string> om = Buffer(Format::kOpenMetrics);
   Writer writer(text.get(), om.get());
@@ -163,6 +164,12 @@ Bodies Renderer::Render(const Snapshot& snapshot, std::span<const Family> extra)
 
 std::shared_ptr<const std::string> Renderer::Render(const Snapshot& snapshot,
                                                     std::span<const Family> extra, Format format) {
+  Observe(snapshot, extra);
+  return Write(snapshot, extra, format);
+}
+
+std::shared_ptr<const std::string> Renderer::Write(const Snapshot& snapshot,
+                                                   std::span<const Family> extra, Format format) {
   std::shared_ptr<std::string> body = Buffer(format);
   Writer writer(format == Format::kText ? body.get() : nullptr,
                 format == Format::kOpenMetrics ? body.get() : nullptr);
@@ -176,7 +183,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
   if (!cache_->Matches(snapshot, snapshot.attribution)) {
     cache_->Rebuild(snapshot, snapshot.attribution, options_, *plan_);
   }
-  sparse_->Fit(snapshot.samples.size());
+  sparse_->Fit(snapshot.samples.size());  // a Write without Observe indexes it too
   if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
   if (options_.metrics != MetricSet::kDcgm) {
     RenderState(snapshot, writer);
@@ -193,14 +200,10 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
 
 namespace {
 
-// Whether a sparse row has a series: once its value was non-zero, or for a
-// counter once it grew past the first value seen.
-bool ShowRow(const PlannedFamily::Row& row, bool counter, const GpuSample& sample,
-             Renderer::Sparse::Rows& seen) {
-  if (row.no_gpm) return !sample.Has(Metric::kDramActive);
-  if (!row.sparse) return true;
-  const std::size_t i = Index(row.metric);
-  const double value = sample.Get(row.metric);
+// The lean memory of a sparse row: shown once its value was non-zero, or for
+// a counter once it grew past the first value seen.
+void ObserveRow(Metric metric, bool counter, double value, Renderer::Sparse::Rows& seen) {
+  const std::size_t i = Index(metric);
   if (!counter) {
     if (value != 0) seen.shown.set(i);
   } else if (!seen.started.test(i)) {
@@ -209,14 +212,19 @@ bool ShowRow(const PlannedFamily::Row& row, bool counter, const GpuSample& sampl
   } else if (value != seen.start[i]) {
     seen.shown.set(i);
   }
-  return seen.shown.test(i);
+}
+
+// Whether a row has a series (sparse rows: as observed so far).
+bool ShowRow(const PlannedFamily::Row& row, const GpuSample& sample,
+             const Renderer::Sparse::Rows& seen) {
+  if (row.no_gpm) return !sample.Has(Metric::kDramActive);
+  return !row.sparse || seen.shown.test(Index(row.metric));
 }
 
 // Catalog families: per GPU in order, per row; lost GPUs have no series.
 void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::string>>& prefixes,
                 const std::vector<uint32_t>& order, const Snapshot& snapshot,
-                std::vector<Renderer::Sparse::Rows>* shown, std::string& out) {
-  const bool counter = family.type == FamilyType::kCounter;
+                const std::vector<Renderer::Sparse::Rows>* shown, std::string& out) {
   for (uint32_t slot : order) {
     if (slot >= snapshot.samples.size()) continue;
     const GpuSample& sample = snapshot.samples[slot];
@@ -224,7 +232,7 @@ void RenderRows(const PlannedFamily& family, const std::vector<std::vector<std::
     for (const std::string& prefix : prefixes[slot]) {
       for (const PlannedFamily::Row& row : family.rows) {
         if (!sample.Has(row.metric)) continue;
-        if (shown && !ShowRow(row, counter, sample, (*shown)[slot])) continue;
+        if (shown && !ShowRow(row, sample, (*shown)[slot])) continue;
         AppendSeries(out, family.name, prefix, row.fixed_labels,
                      Convert(sample.Get(row.metric), row.scale), row.integer, row.xid_labels);
       }
@@ -315,10 +323,10 @@ void AppendLinkSeries(std::string& out, std::string_view name, std::string_view 
   out.push_back('\n');
 }
 
-// Lean profile: a link has per-link series once it was down or counted an
-// error since the agent started (links numbered 64 and up always have them).
-bool ShowLink(const NvLinkLink& link, Renderer::Sparse::Links& seen) {
-  if (link.link >= 64) return true;
+// The lean memory of a link: per-link series once it was down or counted an
+// error since the agent started.
+void ObserveLink(const NvLinkLink& link, Renderer::Sparse::Links& seen) {
+  if (link.link >= 64) return;
   const uint64_t bit = uint64_t{1} << link.link;
   uint64_t errors = 0;
   for (std::size_t t = 0; t < std::size(kLinkErrorTypes); ++t) {
@@ -329,7 +337,11 @@ bool ShowLink(const NvLinkLink& link, Renderer::Sparse::Links& seen) {
     seen.start[link.link] = errors;
   }
   if (!link.active || errors != seen.start[link.link]) seen.shown |= bit;
-  return (seen.shown & bit) != 0;
+}
+
+// Links numbered 64 and up always have per-link series.
+bool ShowLink(const NvLinkLink& link, const Renderer::Sparse::Links& seen) {
+  return link.link >= 64 || (seen.shown & (uint64_t{1} << link.link)) != 0;
 }
 
 }  // namespace
@@ -421,9 +433,9 @@ void Renderer::SortExtra(const Family& family, std::vector<uint32_t>& order) con
   });
 }
 
-// A sparse family's sample, once its value was non-zero (keyed by family,
-// slot and labels).
-bool Renderer::ShowExtra(const Family& family, const Sample& sample) {
+// A sparse family's sample is shown once its value was non-zero: the key of
+// that memory (family, slot and labels).
+std::string Renderer::ExtraKey(const Family& family, const Sample& sample) {
   std::string key = family.name;
   key.push_back('\x1f');
   AppendUnsigned(static_cast<uint64_t>(sample.gpu + 1), key);
@@ -433,11 +445,36 @@ bool Renderer::ShowExtra(const Family& family, const Sample& sample) {
     key.push_back('=');
     key.append(value);
   }
-  if (sample.value != 0) {
-    sparse_->extra.insert(std::move(key));
-    return true;
+  return key;
+}
+
+void Renderer::Observe(const Snapshot& snapshot, std::span<const Family> extra) {
+  if (!Lean()) return;  // only the lean profile leaves series out
+  Sparse& sparse = *sparse_;
+  sparse.Fit(snapshot.samples.size());
+  if (options_.metrics != MetricSet::kDcgm) {
+    for (std::size_t slot = 0; slot < snapshot.samples.size(); ++slot) {
+      const GpuSample& sample = snapshot.samples[slot];
+      if (sample.state == GpuState::kLost) continue;
+      for (const PlannedFamily& family : plan_->native) {
+        const bool counter = family.type == FamilyType::kCounter;
+        for (const PlannedFamily::Row& row : family.rows) {
+          if (!row.sparse || row.no_gpm || !sample.Has(row.metric)) continue;
+          ObserveRow(row.metric, counter, sample.Get(row.metric), sparse.rows[slot]);
+        }
+      }
+      if (options_.nvlink_per_link) continue;
+      for (const NvLinkLink& link : sample.nvlink) ObserveLink(link, sparse.links[slot]);
+    }
   }
-  return sparse_->extra.contains(key);
+  for (const Family& family : extra) {
+    if (family.detail != Detail::kSparse || family.lines || !Wants(family.base)) continue;
+    for (const Sample& sample : family.samples) {
+      const bool unknown_slot = family.base != LabelBase::kNone && sample.gpu >= 0 &&
+                                static_cast<std::size_t>(sample.gpu) >= snapshot.gpus.size();
+      if (sample.value != 0 && !unknown_slot) sparse.extra.insert(ExtraKey(family, sample));
+    }
+  }
 }
 
 void Renderer::RenderExtra(const Family& family, Writer& writer) {
@@ -457,7 +494,7 @@ void Renderer::RenderExtra(const Family& family, Writer& writer) {
   const bool sparse = family.detail == Detail::kSparse && Lean();
   for (uint32_t i : cache_->scratch) {
     const Sample& sample = family.samples[i];
-    if (sparse && !ShowExtra(family, sample)) continue;
+    if (sparse && !sparse_->extra.contains(ExtraKey(family, sample))) continue;
     const bool prefixed = with_prefix && sample.gpu >= 0;
     for (const std::string& prefix : prefixed ? prefixes[sample.gpu] : kNoPrefix) {
       out.append(family.name);

@@ -96,11 +96,21 @@ class Renderer {
   Renderer(const Renderer&) = delete;
   Renderer& operator=(const Renderer&) = delete;
 
-  // Both formats in one pass (series lines are written once and copied).
+  // Both formats in one pass (series lines are written once and copied):
+  // Observe, then write.
   Bodies Render(const Snapshot& snapshot, std::span<const Family> extra = {});
-  // One format only.
+  // One format only: Observe, then Write.
   std::shared_ptr<const std::string> Render(const Snapshot& snapshot, std::span<const Family> extra,
                                             Format format);
+
+  // The lean profile's memory: a sparse series is shown from the first cycle
+  // its value was non-zero (a counter: grew) on. Serve observes every cycle and
+  // writes a body only when a scrape asks for one, so what a body shows does not
+  // depend on which cycles were scraped.
+  void Observe(const Snapshot& snapshot, std::span<const Family> extra = {});
+  // One format, as observed so far (no Observe).
+  std::shared_ptr<const std::string> Write(const Snapshot& snapshot, std::span<const Family> extra,
+                                           Format format);
 
   const RenderOptions& options() const { return options_; }
 
@@ -122,7 +132,7 @@ class Renderer {
   void SortExtra(const Family& family, std::vector<uint32_t>& order) const;
   bool Wants(LabelBase base) const;
   bool Lean() const { return options_.profile == Profile::kLean; }
-  bool ShowExtra(const Family& family, const Sample& sample);
+  static std::string ExtraKey(const Family& family, const Sample& sample);
   std::shared_ptr<std::string> Buffer(Format format);
 
   RenderOptions options_;

@@ -46,6 +46,8 @@ Agent::Agent(AgentOptions options)
   // from the cgroups of the GPUs' processes.
   attribution_ = std::make_unique<attribution::Service>(options_.attribution);
   exporter_->SetAttributionSource([service = attribution_.get()] { return service->Latest(); });
+  sampler_->Decorate(
+      [exporter = exporter_.get()](Snapshot& snapshot) { exporter->Decorate(snapshot); });
   server_ = std::make_unique<http::Server>(options_.server);
   otlp_store_ = std::make_unique<otlp::Store>(options_.otlp_store);
   kpi_join_ = std::make_unique<KpiJoin>(
@@ -53,10 +55,11 @@ Agent::Agent(AgentOptions options)
                      !options_.otlp_listen_address.empty()},
       *otlp_store_,
       [exporter = exporter_.get()] {
-        return KpiJoin::Inputs{exporter->Latest(), exporter->LatestDiagnoses()};
+        CyclePtr cycle = exporter->Current();
+        return cycle ? KpiJoin::Inputs{cycle->snapshot, cycle->diagnoses} : KpiJoin::Inputs{};
       },
       clock_);
-  exporter_->SetAppSource([join = kpi_join_.get()] { return join->Families(); });
+  exporter_->SetKpiSource([join = kpi_join_.get()] { return join->Latest(); });
   // The hook does no work that application data can grow: the join runs on its own thread.
   sampler_->OnPublish([this](const SnapshotPtr& snapshot) {
     UpdateAttributedDevices(*snapshot);
@@ -114,8 +117,7 @@ Status Agent::Start() {
   RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
                        {std::string(Version()), options_.source,
                         MetricSetName(options_.render.metrics), options_.sampler.fast_interval_s,
-                        options_.sampler.window_span_s, options_.render.process_names},
-                       [join = kpi_join_.get()] { return join->Latest()->kpis; });
+                        options_.sampler.window_span_s, options_.render.process_names});
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join

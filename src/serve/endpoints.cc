@@ -46,23 +46,22 @@ prom::Format ChooseFormat(std::string_view accept) {
 
 void RegisterEndpoints(http::Server& server, Exporter& exporter) {
   server.Handle("/metrics", [&exporter](const http::Request& request) {
-    std::shared_ptr<const Published> published = exporter.Current();
-    if (!published) return http::Response::Text(503, "no sampling cycle has completed yet\n");
+    CyclePtr cycle = exporter.Current();
+    if (!cycle) return http::Response::Text(503, "no sampling cycle has completed yet\n");
     const bool gzip = http::AcceptsGzip(request.accept_encoding);
     exporter.CountScrape(gzip);
     const prom::Format format = ChooseFormat(request.accept);
-    const prom::Bodies& bodies = published->plain();
     http::Response response;
-    const bool om = format == prom::Format::kOpenMetrics;
     response.content_type =
-        std::string(om ? prom::kOpenMetricsContentType : prom::kTextContentType);
+        std::string(format == prom::Format::kOpenMetrics ? prom::kOpenMetricsContentType
+                                                         : prom::kTextContentType);
     // The body depends on both headers: caches must key on them.
     response.headers.emplace_back("Vary", "Accept, Accept-Encoding");
     if (gzip) {
-      response.body = published->Gzipped(format);
+      response.body = cycle->Gzipped(format);
       response.headers.emplace_back("Content-Encoding", "gzip");
     } else {
-      response.body = om ? bodies.openmetrics : bodies.text;
+      response.body = cycle->Body(format);
     }
     return response;
   });

@@ -8,8 +8,6 @@
 
 #include "export/builtin_families.h"
 #include "gpuscope/version.h"
-#include "http/gzip.h"
-#include "serve/health.h"
 
 namespace gpuscope::serve {
 namespace {
@@ -106,22 +104,44 @@ health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters) {
   return options;
 }
 
+namespace {
+
+void ForgetNames(std::vector<ProcessHolding>& processes) {
+  for (ProcessHolding& p : processes) p.name.clear();
+}
+
+}  // namespace
+
 struct Exporter::State {
   ExporterOptions options;
-  std::unique_ptr<prom::Renderer> renderer;
+  std::shared_ptr<BodyRenderer> renderer;
   health::HealthState health_state;
   analysis::DiagnosisMonitor monitor;
   EventSource events;
   AttributionSource attribution;
-  AppSource app;
-  std::shared_ptr<const Snapshot> snapshot;       // with events applied and host name set
+  KpiSource kpis;
   std::optional<health::EventState> event_state;  // with an event source: its last state
-  std::shared_ptr<const health::HealthReport> report;
+  health::EventState cycle_events;                // what Decorate applied to this cycle
+  // The monitor's latest diagnoses and what the cycles show of them (without
+  // process names unless --process-names): copied only when they change.
+  std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> diagnoses_seen, diagnoses;
+  std::shared_ptr<const KpiResult> kpi_result;  // the last cycle's
 
   explicit State(ExporterOptions o)
       : options(std::move(o)),
-        renderer(std::make_unique<prom::Renderer>(options.render)),
+        renderer(std::make_shared<BodyRenderer>(options.render)),
         monitor(options.monitor) {}
+
+  // The monitor's latest, as the cycles show it.
+  std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> Diagnoses() {
+    std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> latest = monitor.Latest();
+    if (latest == diagnoses_seen) return diagnoses;
+    diagnoses_seen = latest;
+    if (options.render.process_names) return diagnoses = latest;
+    auto shown = std::make_shared<std::vector<analysis::GpuDiagnosis>>(*latest);
+    for (analysis::GpuDiagnosis& d : *shown) ForgetNames(d.processes);
+    return diagnoses = std::move(shown);
+  }
 };
 
 Exporter::Exporter(ExporterOptions options, collect::Clock clock)
@@ -131,64 +151,71 @@ Exporter::Exporter(ExporterOptions options, collect::Clock clock)
 
 Exporter::~Exporter() = default;
 
-void Exporter::OnSnapshot(const SnapshotPtr& published, const Window& window) {
+void Exporter::Decorate(Snapshot& snapshot) {
   std::lock_guard lock(mu_);
   State& s = *state_;
-  auto snapshot = std::make_shared<Snapshot>(*published);
-  if (!s.options.hostname.empty()) snapshot->system.hostname = s.options.hostname;
-  if (s.attribution) snapshot->attribution = s.attribution();
-  const health::EventState events = s.events ? s.events() : health::EventState{};
-  if (s.events) s.event_state = events;
-  s.report = std::make_shared<const health::HealthReport>(
-      JudgeCycle(*snapshot, events, s.health_state, clock_(), s.options.health));
-  s.monitor.Update(*snapshot, window);
-  s.snapshot = std::move(snapshot);
-  bodies_.store(RenderLocked());
-  last_.store(s.snapshot);
-  report_.store(s.report);
+  if (!s.options.hostname.empty()) snapshot.system.hostname = s.options.hostname;
+  if (s.attribution) snapshot.attribution = s.attribution();
+  // XIDs reach the snapshot here (health::ApplyEvents); OnSnapshot judges
+  // the cycle with the same event state.
+  s.cycle_events = s.events ? s.events() : health::EventState{};
+  if (s.events) s.event_state = s.cycle_events;
+  health::ApplyEvents(s.cycle_events, snapshot);
 }
 
-std::vector<analysis::GpuDiagnosis> Exporter::LatestDiagnoses() const {
-  return *state_->monitor.Latest();  // the monitor has its own lock
-}
-
-std::shared_ptr<const std::string> Published::Gzipped(prom::Format format) const {
-  const std::size_t i = format == prom::Format::kText ? 0 : 1;
-  std::call_once(once_[i], [&] {
-    const std::shared_ptr<const std::string>& plain = i == 0 ? bodies_.text : bodies_.openmetrics;
-    gzip_[i] = std::make_shared<const std::string>(http::Gzip(plain ? *plain : std::string()));
-  });
-  return gzip_[i];
-}
-
-std::shared_ptr<const prom::Bodies> Exporter::Bodies() const {
-  std::shared_ptr<const Published> published = bodies_.load();
-  if (!published) return nullptr;
-  return {published, &published->plain()};  // shares the cycle's ownership
-}
-
-std::shared_ptr<const Published> Exporter::RenderLocked() {
+void Exporter::OnSnapshot(const SnapshotPtr& snapshot, const Window& window) {
+  std::lock_guard lock(mu_);
   State& s = *state_;
-  std::vector<prom::Family> extra =
-      SelfFamilies(*s.snapshot, {scrapes(), gzip_scrapes()}, s.options.frozen_clock,
+  health::HealthReport report =
+      health::Evaluate(*snapshot, s.cycle_events, s.health_state, clock_(), s.options.health);
+  if (!s.options.render.process_names) {
+    for (health::GpuHealth& gpu : report.gpus) ForgetNames(gpu.processes);
+  }
+  s.monitor.Update(*snapshot, window);
+  if (s.kpis) s.kpi_result = s.kpis();
+
+  PublishLocked(snapshot, std::make_shared<const health::HealthReport>(std::move(report)),
+                s.Diagnoses());
+}
+
+void Exporter::PublishLocked(SnapshotPtr snapshot,
+                             std::shared_ptr<const health::HealthReport> health,
+                             std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> diagnoses) {
+  State& s = *state_;
+  static const auto kNoKpis = std::make_shared<const std::vector<web::KpiReading>>();
+  auto cycle = std::make_shared<Cycle>(s.renderer);
+  cycle->snapshot = std::move(snapshot);
+  cycle->health = std::move(health);
+  cycle->diagnoses = std::move(diagnoses);
+  cycle->kpis = s.kpi_result ? std::shared_ptr<const std::vector<web::KpiReading>>(
+                                   s.kpi_result, &s.kpi_result->kpis)
+                             : kNoKpis;
+  cycle->families = Families(*cycle);
+  s.renderer->Observe(*cycle->snapshot, cycle->families);
+  current_.store(std::move(cycle));
+}
+
+std::vector<prom::Family> Exporter::Families(const Cycle& cycle) const {
+  const State& s = *state_;
+  std::vector<prom::Family> out =
+      SelfFamilies(*cycle.snapshot, {scrapes(), gzip_scrapes()}, s.options.frozen_clock,
                    s.event_state ? &*s.event_state : nullptr);
-  const Attribution* attribution = s.snapshot->attribution.get();
-  if (attribution && !attribution->sources.empty()) extra.push_back(AttributionUp(*attribution));
-  for (auto& family : health::ToFamilies(*s.report, s.options.health_families)) {
-    extra.push_back(std::move(family));
+  const Attribution* attribution = cycle.snapshot->attribution.get();
+  if (attribution && !attribution->sources.empty()) out.push_back(AttributionUp(*attribution));
+  for (auto& family : health::ToFamilies(*cycle.health, s.options.health_families)) {
+    out.push_back(std::move(family));
   }
-  for (auto& family : s.monitor.Families()) extra.push_back(std::move(family));
-  if (s.app) {
-    if (std::shared_ptr<const std::vector<prom::Family>> app = s.app()) {
-      extra.insert(extra.end(), app->begin(), app->end());
-    }
+  for (auto& family : s.monitor.Families()) out.push_back(std::move(family));
+  if (const KpiResult* kpis = s.kpi_result.get()) {
+    out.insert(out.end(), kpis->families.begin(), kpis->families.end());
   }
-  return std::make_shared<const Published>(s.renderer->Render(*s.snapshot, extra));
+  return out;
 }
 
 HealthVerdict Exporter::Health() const {
-  std::shared_ptr<const Snapshot> snapshot = last_.load();
-  if (!snapshot) return {false, "no sampling cycle has completed yet"};
+  CyclePtr cycle = current_.load();
+  if (!cycle) return {false, "no sampling cycle has completed yet"};
+  const SnapshotPtr& snapshot = cycle->snapshot;
   if (!snapshot->nvml_up) {
     return {false, "NVML is down: " +
                        (snapshot->nvml_error.empty() ? "no reason given" : snapshot->nvml_error)};
@@ -227,8 +254,11 @@ void Exporter::SetCounters(prom::CounterSet counters) {
   State& s = *state_;
   s.options.health_families = XidFamilyOptions(counters);
   s.options.render.counters = std::move(counters);
-  s.renderer = std::make_unique<prom::Renderer>(s.options.render);
-  if (s.snapshot) bodies_.store(RenderLocked());
+  s.renderer = std::make_shared<BodyRenderer>(s.options.render);
+  // The last cycle again, with the new counters' families and renderer.
+  if (CyclePtr last = current_.load()) {
+    PublishLocked(last->snapshot, last->health, last->diagnoses);
+  }
 }
 
 void Exporter::SetEventSource(EventSource source) {
@@ -241,9 +271,9 @@ void Exporter::SetAttributionSource(AttributionSource source) {
   state_->attribution = std::move(source);
 }
 
-void Exporter::SetAppSource(AppSource source) {
+void Exporter::SetKpiSource(KpiSource source) {
   std::lock_guard lock(mu_);
-  state_->app = std::move(source);
+  state_->kpis = std::move(source);
 }
 
 }  // namespace gpuscope::serve

@@ -1,12 +1,15 @@
 // The exporter core of `gpuscope serve`: once per sampler cycle (the publish
-// hook) it takes a copy of the snapshot, runs the health step on it (XIDs and
-// verdicts, JudgeCycle in health.h), updates the diagnosis monitor, builds the
-// self-metrics, takes the application families as last built off the cycle
-// (AppSource: a pointer load, their size bounded by the KPI join) and renders the 0.0.4 and
-// OpenMetrics bodies once; scrapes then pick the pre-rendered bodies (an atomic shared_ptr load)
-// and never touch NVML. A body is gzipped at most once per cycle, by the first scrape of that cycle
-// that asks for gzip (Published::Gzipped); compressing eagerly would cost every cycle the CPU of
-// both formats even when Prometheus scrapes every 15 s.
+// hook) it builds one immutable Cycle (cycle.h) from the snapshot the sampler
+// published, already decorated with host name and attribution (Decorate runs
+// as the sampler's decorator, so nothing copies a snapshot to patch it): the
+// health step (XIDs and verdicts, JudgeCycle in health.h), the diagnosis
+// monitor's latest verdicts, the KPI join's last result (KpiSource: a pointer
+// load, its size bounded by the join) and the self-metrics. It publishes the
+// Cycle by one atomic pointer swap; /metrics renders its bodies lazily, on the
+// first scrape that asks for each format, and never touches NVML.
+//
+// With --process-names off, the process names are left out of the cycle's
+// health report and diagnoses once, when it is built, not per request.
 //
 // Self-metrics (rendered with every metrics set; names, types, help and labels
 // in the family registry, export/builtin_families.h, group kSelf): build info,
@@ -14,16 +17,15 @@
 // the snapshot's per-GPU counts), cycle duration and time, scrapes, and with
 // an event thread its up state and wait errors.
 // gpuscope_scrapes_total (and gpuscope_scrapes_gzip_total, the gzipped ones) is counted per scrape
-// (one atomic increment) but published with the next cycle's body, so a scrape stays a pointer
+// (one atomic increment) but published with the next cycle, so a scrape stays a pointer
 // copy: the value lags by at most one collect interval and never needs NVML. With a frozen clock
 // (golden tests) the collect duration reads 0.
 //
-// Thread safety: OnSnapshot runs on the sampler thread; every other method may
-// be called from any thread (the body and health state are atomic
-// shared_ptrs, the rest is under a mutex).
+// Thread safety: Decorate and OnSnapshot run on the sampler thread; every
+// other method may be called from any thread (the cycle is an atomic
+// shared_ptr, the rest is under a mutex).
 #pragma once
 
-#include <array>
 #include <atomic>
 #include <functional>
 #include <memory>
@@ -41,6 +43,8 @@
 #include "health/checks.h"
 #include "health/events.h"
 #include "health/families.h"
+#include "serve/cycle.h"
+#include "serve/kpi_join.h"
 
 namespace gpuscope::serve {
 
@@ -78,39 +82,26 @@ std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts sc
 // the file's type and help.
 health::FamilyOptions XidFamilyOptions(const prom::CounterSet& counters);
 
-// One cycle's bodies, plain and, on demand, gzipped.
-class Published {
- public:
-  explicit Published(prom::Bodies bodies) : bodies_(std::move(bodies)) {}
-  const prom::Bodies& plain() const { return bodies_; }
-  // The gzip body of `format`: compressed by the first caller, shared after.
-  std::shared_ptr<const std::string> Gzipped(prom::Format format) const;
-
- private:
-  prom::Bodies bodies_;
-  mutable std::array<std::once_flag, 2> once_;
-  mutable std::array<std::shared_ptr<const std::string>, 2> gzip_;
-};
-
 class Exporter {
  public:
   using EventSource = std::function<health::EventState()>;
   using AttributionSource = std::function<AttributionPtr()>;
-  // Application families (KPIs and their regressions), already built and bounded off the
-  // sampling cycle (serve/kpi_join.h); the hook only loads them (null: none yet).
-  using AppSource = std::function<std::shared_ptr<const std::vector<prom::Family>>()>;
+  // The KPI join's last result (application families and KPIs), already built and bounded
+  // off the sampling cycle (serve/kpi_join.h); the hook only loads it (null: none yet).
+  using KpiSource = std::function<std::shared_ptr<const KpiResult>()>;
 
   Exporter(ExporterOptions options, collect::Clock clock);
   ~Exporter();
   Exporter(const Exporter&) = delete;
   Exporter& operator=(const Exporter&) = delete;
 
-  // The publish hook: renders the bodies for `snapshot`.
+  // The sampler's decorator: the configured host name and the attribution.
+  void Decorate(Snapshot& snapshot);
+  // The publish hook: builds and publishes the Cycle of `snapshot`.
   void OnSnapshot(const SnapshotPtr& snapshot, const Window& window);
 
-  // The latest bodies; null before the first cycle.
-  std::shared_ptr<const prom::Bodies> Bodies() const;
-  std::shared_ptr<const Published> Current() const { return bodies_.load(); }
+  // The latest cycle; null before the first.
+  CyclePtr Current() const { return current_.load(); }
   void CountScrape(bool gzip = false) {
     scrapes_.fetch_add(1, std::memory_order_relaxed);
     if (gzip) gzip_scrapes_.fetch_add(1, std::memory_order_relaxed);
@@ -118,38 +109,33 @@ class Exporter {
   uint64_t scrapes() const { return scrapes_.load(std::memory_order_relaxed); }
   uint64_t gzip_scrapes() const { return gzip_scrapes_.load(std::memory_order_relaxed); }
 
-  // The latest published snapshot (host name and attribution applied), the
-  // health report and the diagnoses of that cycle, for the web API (web/api.h);
-  // null / empty before the first cycle.
-  SnapshotPtr Latest() const { return last_.load(); }
-  std::shared_ptr<const health::HealthReport> LatestHealth() const { return report_.load(); }
-  std::vector<analysis::GpuDiagnosis> LatestDiagnoses() const;
-
   // /health's verdict now: NVML up, a fresh cycle, and fresh data for at least
   // one GPU (GpuFreshness).
   HealthVerdict Health() const;
 
-  // SIGHUP: serve this counters set from now on (re-renders the last snapshot).
+  // SIGHUP: serve this counters set from now on (republishes the last cycle).
   void SetCounters(prom::CounterSet counters);
   // Where XID and other event counts come from (null: none yet).
   void SetEventSource(EventSource source);
-  // Whose work each GPU serves (null: no attribution labels): read at every
-  // render, so a refreshed map shows from the next cycle on.
+  // Whose work each GPU serves (null: no attribution labels): read by every
+  // Decorate, so a refreshed map shows from the next cycle on.
   void SetAttributionSource(AttributionSource source);
-  // Application families, rendered after the others at every cycle (null: none). The
-  // source must not build anything: it runs under mu_ on the sampler thread.
-  void SetAppSource(AppSource source);
+  // Application families and KPIs (null: none). The source must not build
+  // anything: it runs under mu_ on the sampler thread.
+  void SetKpiSource(KpiSource source);
 
  private:
   struct State;
-  std::shared_ptr<const Published> RenderLocked();
+  // Builds, observes and publishes a cycle with the current renderer and KPIs.
+  void PublishLocked(SnapshotPtr snapshot, std::shared_ptr<const health::HealthReport> health,
+                     std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> diagnoses);
+  // The families rendered after the snapshot's (Cycle::families).
+  std::vector<prom::Family> Families(const Cycle& cycle) const;
 
   collect::Clock clock_;
-  std::mutex mu_;  // renderer, health state, last inputs, event source
+  std::mutex mu_;  // the state below
   std::unique_ptr<State> state_;
-  std::atomic<std::shared_ptr<const Published>> bodies_;
-  std::atomic<std::shared_ptr<const Snapshot>> last_;  // for Health()
-  std::atomic<std::shared_ptr<const health::HealthReport>> report_;
+  std::atomic<CyclePtr> current_;
   std::atomic<uint64_t> scrapes_{0};
   std::atomic<uint64_t> gzip_scrapes_{0};
   const double stale_after_s_;

@@ -1,15 +1,16 @@
 // The health step of a sampling cycle, one path for both ways health runs:
 //
-// - `gpuscope serve`: the Exporter (exporter.h) calls JudgeCycle from the
-//   sampler's publish hook on a copy of each snapshot, then renders it.
+// - `gpuscope serve`: the Exporter (exporter.h) does the same two steps
+//   apart: ApplyEvents in the sampler's decorator (before the snapshot is
+//   frozen), Evaluate in the publish hook.
 // - `gpuscope health` (one shot): RunHealthOnce opens NVML through a
 //   collect::Sampler, starts the event thread, samples every GPU (all tiers),
 //   optionally watches for watch_seconds and samples again (rates such as PCIe
 //   replays per minute need two samples at least rate_min_span_seconds
 //   apart), and judges with JudgeCycle.
 //
-// XIDs reach a snapshot only here: JudgeCycle folds the event thread's state
-// into it with health::ApplyEvents (the sampler knows nothing of events).
+// XIDs reach a snapshot only through health::ApplyEvents, which folds the
+// event thread's state into it (the sampler knows nothing of events).
 //
 // Thread safety: JudgeCycle is reentrant but one HealthState must not be used
 // by two threads at once; RunHealthOnce is reentrant.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <span>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -37,7 +38,7 @@ std::pair<std::size_t, uint64_t> SeriesCut(const prom::Family& family, std::size
 
 // The GPU findings that can explain a KPI, per slot: everything but the healthy and idle states.
 std::vector<std::vector<std::string>> CausesOf(const Snapshot& snapshot,
-                                               const std::vector<analysis::GpuDiagnosis>& diag) {
+                                               std::span<const analysis::GpuDiagnosis> diag) {
   std::vector<std::vector<std::string>> causes(snapshot.gpus.size());
   for (const analysis::GpuDiagnosis& d : diag) {
     if (d.slot >= causes.size()) continue;
@@ -186,8 +187,9 @@ void KpiJoin::RunOnce() {
   }
   const std::vector<otlp::KpiReading> readings = store_.Readings();
   tracker_.Update(readings, now);
-  const std::vector<otlp::KpiFinding> findings =
-      tracker_.Evaluate(now, CausesOf(*in.snapshot, in.diagnoses));
+  const std::vector<otlp::KpiFinding> findings = tracker_.Evaluate(
+      now, CausesOf(*in.snapshot, in.diagnoses ? std::span(*in.diagnoses)
+                                               : std::span<const analysis::GpuDiagnosis>()));
   result->kpis = KpisOf(readings, findings, options_.regression.max_keys);
   for (prom::Family& f : otlp::RegressionTracker::Families(findings)) {
     result->families.push_back(std::move(f));

@@ -75,7 +75,7 @@ class KpiJoin {
  public:
   struct Inputs {
     SnapshotPtr snapshot;  // attributed; null: nothing to join yet
-    std::vector<analysis::GpuDiagnosis> diagnoses;
+    std::shared_ptr<const std::vector<analysis::GpuDiagnosis>> diagnoses;  // null: none
   };
   using InputSource = std::function<Inputs()>;
   static constexpr double kIdleFactor = 4;
@@ -94,11 +94,6 @@ class KpiJoin {
 
   // The latest result (empty before the first join); never null.
   std::shared_ptr<const KpiResult> Latest() const { return latest_.load(); }
-  // Its families, sharing its ownership (serve's Exporter::AppSource).
-  std::shared_ptr<const std::vector<prom::Family>> Families() const {
-    std::shared_ptr<const KpiResult> result = Latest();
-    return {result, &result->families};
-  }
   uint64_t joins() const { return joins_.load(std::memory_order_relaxed); }
 
  private:

@@ -32,30 +32,6 @@ http::Response Error(const Status& status) {
   return http::Response::Text(code, status.message() + "\n");
 }
 
-// The published cycle, or nullopt before the first one. Process names stay
-// on the host unless the agent runs with --process-names.
-std::optional<web::View> CurrentView(const Exporter& exporter, const KpiSource& kpis,
-                                     bool process_names) {
-  web::View view;
-  view.snapshot = exporter.Latest();
-  if (!view.snapshot) return std::nullopt;
-  view.health = exporter.LatestHealth();
-  view.diagnoses = exporter.LatestDiagnoses();
-  if (kpis) view.kpis = kpis();
-  if (!process_names) {
-    auto forget_names = [](std::vector<ProcessHolding>& processes) {
-      for (ProcessHolding& p : processes) p.name.clear();
-    };
-    if (view.health) {
-      auto health = std::make_shared<health::HealthReport>(*view.health);
-      for (health::GpuHealth& g : health->gpus) forget_names(g.processes);
-      view.health = std::move(health);
-    }
-    for (analysis::GpuDiagnosis& d : view.diagnoses) forget_names(d.processes);
-  }
-  return view;
-}
-
 http::Response NotYet() {
   return http::Response::Text(503, "no sampling cycle has completed yet\n");
 }
@@ -91,7 +67,7 @@ void HandleAsset(http::Server& server, std::string path, const web::Asset& asset
 }  // namespace
 
 void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const Window& window,
-                          web::AgentInfo agent, KpiSource kpis) {
+                          web::AgentInfo agent) {
   for (const web::Asset& asset : web::kAssets) {
     if (asset.path == "/ui/index.html") {
       HandleAsset(server, "/", asset);
@@ -101,30 +77,31 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     HandleAsset(server, std::string(asset.path), asset);
   }
   auto info = std::make_shared<const web::AgentInfo>(std::move(agent));
-  server.Handle("/api/v1/gpus", [&exporter, info, kpis](const http::Request& request) {
+  // Each handler holds the cycle for the request: the view points into it.
+  server.Handle("/api/v1/gpus", [&exporter, info](const http::Request& request) {
     Status params = web::CheckParameters(request, {});
     if (!params.ok()) return Error(params);
-    std::optional<web::View> view = CurrentView(exporter, kpis, info->process_names);
-    return view ? Json(request, web::GpusJson(*view, *info)) : NotYet();
+    CyclePtr cycle = exporter.Current();
+    return cycle ? Json(request, web::GpusJson(cycle->View(), *info)) : NotYet();
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
-    SnapshotPtr snapshot = exporter.Latest();
-    if (!snapshot) return NotYet();
-    Result<web::WindowQuery> query = web::ParseWindowQuery(request, *snapshot);
+    CyclePtr cycle = exporter.Current();
+    if (!cycle) return NotYet();
+    Result<web::WindowQuery> query = web::ParseWindowQuery(request, *cycle->snapshot);
     if (!query.ok()) return Error(query.status());
-    return Json(request, web::WindowJson(window, *snapshot, *query, *info));
+    return Json(request, web::WindowJson(window, *cycle->snapshot, *query, *info));
   });
-  server.Handle("/api/v1/health", [&exporter, info](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter, nullptr, info->process_names);
-    if (!view) return NotYet();
-    Result<std::string> body = web::HealthBody(request, *view);
+  server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
+    CyclePtr cycle = exporter.Current();
+    if (!cycle) return NotYet();
+    Result<std::string> body = web::HealthBody(request, cycle->View());
     return body.ok() ? Json(request, std::move(*body)) : Error(body.status());
   });
-  server.Handle("/api/v1/diagnosis", [&exporter, info, kpis](const http::Request& request) {
-    std::optional<web::View> view = CurrentView(exporter, kpis, info->process_names);
-    if (!view) return NotYet();
+  server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
+    CyclePtr cycle = exporter.Current();
+    if (!cycle) return NotYet();
     bool text = false;
-    Result<std::string> body = web::DiagnosisBody(request, *view, &text);
+    Result<std::string> body = web::DiagnosisBody(request, cycle->View(), &text);
     if (!body.ok()) return Error(body.status());
     if (text) return http::Response::Text(200, std::move(*body));
     return Json(request, std::move(*body));

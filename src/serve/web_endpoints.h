@@ -13,9 +13,6 @@
 // Exporter (thread-safe), the Window (own lock) and immutable data.
 #pragma once
 
-#include <functional>
-#include <vector>
-
 #include "gpuscope/window.h"
 #include "http/server.h"
 #include "serve/exporter.h"
@@ -23,12 +20,8 @@
 
 namespace gpuscope::serve {
 
-// The application KPIs of the last cycle (the OTLP receiver's store); null:
-// none are received.
-using KpiSource = std::function<std::vector<web::KpiReading>()>;
-
 // Registers the page, its assets and the API on `server` (before Start).
 void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const Window& window,
-                          web::AgentInfo agent, KpiSource kpis = nullptr);
+                          web::AgentInfo agent);
 
 }  // namespace gpuscope::serve

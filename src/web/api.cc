@@ -274,7 +274,7 @@ Result<std::string> DiagnosisBody(const http::Request& request, const View& view
     return Status::InvalidArgument("format: json or text");
   }
   *is_text = format == "text";
-  std::vector<analysis::GpuDiagnosis> chosen = view.diagnoses;
+  std::vector<analysis::GpuDiagnosis> chosen(view.diagnoses.begin(), view.diagnoses.end());
   for (analysis::GpuDiagnosis& d : chosen) {
     for (const KpiReading& k : view.kpis) {
       if (k.slot == d.slot) d.kpis.push_back(k.summary);

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -57,11 +58,13 @@ struct KpiReading {
 };
 
 // What one request reads: one cycle's published state.
+// One request's view of a published cycle; the spans point into data the
+// caller keeps alive for the request (serve's Cycle).
 struct View {
   SnapshotPtr snapshot;                                // never null
   std::shared_ptr<const health::HealthReport> health;  // null before the first cycle
-  std::vector<analysis::GpuDiagnosis> diagnoses;       // may be empty (too early)
-  std::vector<KpiReading> kpis;                        // empty without an OTLP receiver
+  std::span<const analysis::GpuDiagnosis> diagnoses;   // may be empty (too early)
+  std::span<const KpiReading> kpis;                    // empty without an OTLP receiver
 };
 
 // /api/v1/gpus (see docs/api.md for the fields).

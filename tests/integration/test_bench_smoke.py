@@ -50,7 +50,8 @@ class MicroBenchmarks(unittest.TestCase):
             capture_output=True, text=True, timeout=240, check=True).stdout
         data = json.loads(out)
         names = {b["name"] for b in data["benchmarks"]}
-        for name in ("BM_Render/8", "BM_ExporterCycle/8", "BM_SnapshotPublish/8",
+        for name in ("BM_Render/8", "BM_ExporterCycle/8/0", "BM_ExporterCycle/8/1",
+                     "BM_SnapshotPublish/8",
                      "BM_ParseDefaultCounters"):
             self.assertIn(name, names)
         for b in data["benchmarks"]:

@@ -20,10 +20,13 @@ struct Fixture {
   explicit Fixture(ExporterOptions options = {}) {
     exporter = std::make_unique<Exporter>(std::move(options), [this] { return now; });
   }
+  // As serve's sampler: decorated, then published.
   void Publish(Snapshot snapshot) {
+    exporter->Decorate(snapshot);
     exporter->OnSnapshot(std::make_shared<const Snapshot>(std::move(snapshot)), window);
   }
-  std::string Text() const { return *exporter->Bodies()->text; }
+  std::string Body(prom::Format format) const { return *exporter->Current()->Body(format); }
+  std::string Text() const { return Body(prom::Format::kText); }
 };
 
 bool Contains(const std::string& text, const std::string& part) {
@@ -32,7 +35,7 @@ bool Contains(const std::string& text, const std::string& part) {
 
 TEST(ServeExporter, NoBodyBeforeTheFirstCycle) {
   Fixture f;
-  EXPECT_EQ(f.exporter->Bodies(), nullptr);
+  EXPECT_EQ(f.exporter->Current(), nullptr);
   HealthVerdict health = f.exporter->Health();
   EXPECT_FALSE(health.ok);
   EXPECT_NE(health.reason.find("no sampling cycle"), std::string::npos);
@@ -56,7 +59,7 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
   // Lean by default: healthy checks and kinds never found have no series.
   EXPECT_FALSE(Contains(text, "gpuscope_gpu_health{"));
   EXPECT_FALSE(Contains(text, "gpuscope_bottleneck{"));
-  const std::string om = *f.exporter->Bodies()->openmetrics;
+  const std::string om = f.Body(prom::Format::kOpenMetrics);
   EXPECT_TRUE(om.ends_with("# EOF\n"));
   EXPECT_TRUE(Contains(om, "# TYPE gpuscope_scrapes counter\n"));
   options.render.profile = prom::Profile::kFull;
@@ -71,12 +74,12 @@ TEST(ServeExporter, RendersDcgmNativeAndSelfFamilies) {
 TEST(ServeExporter, GzipsEachCycleOnce) {
   Fixture f;
   f.Publish(cli::testing::TwoGpuSnapshot());
-  std::shared_ptr<const Published> cycle = f.exporter->Current();
+  CyclePtr cycle = f.exporter->Current();
   std::shared_ptr<const std::string> gz = cycle->Gzipped(prom::Format::kText);
   ASSERT_TRUE(gz && gz->size() > 18);
   EXPECT_EQ(cycle->Gzipped(prom::Format::kText), gz);  // the same object: not recompressed
   EXPECT_NE(cycle->Gzipped(prom::Format::kOpenMetrics), gz);
-  EXPECT_LT(gz->size() * 3, cycle->plain().text->size());
+  EXPECT_LT(gz->size() * 3, cycle->Body(prom::Format::kText)->size());
   f.exporter->CountScrape(true);
   f.exporter->CountScrape(false);
   EXPECT_EQ(f.exporter->gzip_scrapes(), 1u);
@@ -116,13 +119,15 @@ TEST(ServeExporter, RendersCallErrorsAndEventThreadState) {
 TEST(ServeExporter, BodiesAreSharedUntilTheNextCycle) {
   Fixture f;
   f.Publish(cli::testing::TwoGpuSnapshot());
-  auto first = f.exporter->Bodies();
+  CyclePtr cycle = f.exporter->Current();
+  auto first = cycle->Body(prom::Format::kText);
   for (int i = 0; i < 5; ++i) f.exporter->CountScrape();
   // Scrapes only bump a counter: the same body is served until a cycle.
-  EXPECT_EQ(f.exporter->Bodies(), first);
+  EXPECT_EQ(f.exporter->Current(), cycle);
+  EXPECT_EQ(f.exporter->Current()->Body(prom::Format::kText), first);
   EXPECT_EQ(f.exporter->scrapes(), 5u);
   f.Publish(cli::testing::TwoGpuSnapshot());
-  EXPECT_NE(f.exporter->Bodies(), first);
+  EXPECT_NE(f.exporter->Current()->Body(prom::Format::kText), first);
   EXPECT_TRUE(Contains(f.Text(), "gpuscope_scrapes_total 5\n"));
 }
 

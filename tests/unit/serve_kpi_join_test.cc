@@ -78,10 +78,11 @@ struct Fixture {
     join = std::make_unique<KpiJoin>(
         options, store,
         [this] {
-          return KpiJoin::Inputs{exporter.Latest(), exporter.LatestDiagnoses()};
+          CyclePtr cycle = exporter.Current();
+          return cycle ? KpiJoin::Inputs{cycle->snapshot, cycle->diagnoses} : KpiJoin::Inputs{};
         },
         [this] { return now; });
-    exporter.SetAppSource([j = join.get()] { return j->Families(); });  // as serve's agent
+    exporter.SetKpiSource([j = join.get()] { return j->Latest(); });  // as serve's agent
   }
   // One sampling cycle's publish hook, as the agent wires it.
   std::string Cycle() {
@@ -90,7 +91,7 @@ struct Fixture {
     snap.timestamp = now;
     exporter.OnSnapshot(std::make_shared<const Snapshot>(std::move(snap)), window);
     join->Wake();
-    return *exporter.Bodies()->text;
+    return *exporter.Current()->Body(prom::Format::kText);
   }
 };
 
