@@ -1,14 +1,28 @@
 // Keeps the attribution map fresh, off the scrape path: a thread of its own
-// asks the enabled sources (kubelet, CRI, HPC directory, the GPU processes'
-// cgroups under proc_root) every `refresh_s`, and at once when the kubelet's
-// socket is replaced (a kubelet restart), the device inventory changes or the
-// processes on the GPUs change, then
-// publishes a new immutable Attribution. Readers take Latest() (an atomic
-// pointer load) and never wait on a source.
+// asks the enabled sources (source.h: kubelet, CRI, HPC directory, the GPU
+// processes' cgroups under proc_root, process names) every `refresh_s`, and
+// at once when a source asks for it (the kubelet's socket is replaced: a
+// kubelet restart), the device inventory changes or the processes on the GPUs
+// change, then publishes a new immutable Attribution. Readers take Latest()
+// (an atomic pointer load) and never wait on a source.
 //
-// A source that fails keeps the service running: its holders are dropped,
-// its `up` is false with the reason, and the next refresh retries, so it heals
-// by itself when the kubelet or the mapping directory comes back.
+// A source that fails keeps the service running: its facts are dropped, its
+// `up` is false with the reason, the other sources' labels stay, and the next
+// refresh retries, so it heals by itself when the kubelet or the mapping
+// directory comes back.
+//
+// Adding a source (one file, one line):
+//   1. src/attribution/<name>_source.cc: a class implementing Source
+//      (source.h) in an anonymous namespace, whose Read asks the outside world
+//      (bounded: a timeout, a size limit, no blocking read) and returns its
+//      facts as Evidence, and `std::unique_ptr<Source> Make<Name>Source(const
+//      ServiceOptions&)`, null when the options leave it off. Its options, if
+//      any, are a field of ServiceOptions below.
+//   2. One line `X(<Name>)` in GPUSCOPE_ATTRIBUTION_SOURCES (source.h), at
+//      its place: the order is the order of gpuscope_attribution_up and, where
+//      two sources name the same container or process, the earlier one wins.
+//   A new kind of fact is a field of Evidence, with its merge in
+//   Evidence::Merge and its precedence in resolve.h.
 // Thread safety: every method may be called from any thread.
 #pragma once
 
@@ -57,7 +71,8 @@ using DeviceProcesses = std::map<std::string, std::vector<DeviceProcess>>;
 // The processes NVML listed on each device of a snapshot.
 DeviceProcesses ProcessesOf(const Snapshot& snapshot);
 
-// One refresh, without a thread: what Service publishes (pure but for I/O).
+// One refresh, without a thread: what Service publishes (pure but for I/O),
+// from the sources these options register (source.h).
 Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
                     const DeviceProcesses& processes = {});
 
