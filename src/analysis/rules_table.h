@@ -10,9 +10,10 @@
 // row, in enum order, with a unique name, and that the stages, orders and flags
 // agree.
 //
-// Adding a finding kind: the enum value (diagnosis.h), its case in
-// rules_table.cc's KindListed, its detector (rules_*.cc), its thresholds
-// (rules_thresholds.h) and its row here.
+// Adding a finding kind: the enum value, kFindingKindCount and
+// kAllFindingKinds (diagnosis.h), its case in rules_table.cc's KindListed,
+// its detector (rules_*.cc), its thresholds (rules_thresholds.h) and its row
+// here; the build fails until they agree.
 //
 // Thread safety: immutable, constexpr.
 #pragma once
