@@ -3,21 +3,11 @@
 #include <algorithm>
 
 #include "analysis/rules.h"
+#include "analysis/rules_table.h"
 #include "analysis/signals.h"
 
 namespace gpuscope::analysis {
 namespace {
-
-constexpr std::array<std::string_view, kFindingKindCount> kKindNames = {
-    "compute_bound",      "memory_capacity", "memory_bandwidth", "thermal_throttle", "power_cap",
-    "interconnect_bound", "pcie_degraded",   "starved",          "idle_held",        "idle"};
-
-using Detector = std::optional<Finding> (*)(const Signals&, const DiagnoseOptions&);
-
-// Limits that stop a busy GPU from being "healthy compute-bound".
-constexpr FindingKind kLimits[] = {FindingKind::kThermalThrottle, FindingKind::kPowerCap,
-                                   FindingKind::kInterconnect, FindingKind::kStarved,
-                                   FindingKind::kMemoryBandwidth};
 
 void Add(std::vector<Finding>& out, std::optional<Finding> f) {
   if (f) out.push_back(std::move(*f));
@@ -27,13 +17,47 @@ bool Enough(const std::vector<WindowPoint>& used, const DiagnoseOptions& options
   return used.size() >= 2 && used.back().t - used.front().t >= options.min_span_seconds;
 }
 
+// The first idle rule that fires, in evaluation order.
+std::optional<Finding> IdleFinding(const Signals& s, const DiagnoseOptions& options) {
+  for (FindingKind k : kEvaluationOrder) {
+    const Rule& r = RuleFor(k);
+    if (r.stage != Stage::kIdle) continue;
+    if (std::optional<Finding> f = r.detect(s, options)) return f;
+  }
+  return std::nullopt;
+}
+
+// The limit rules, then the healthy ones unless a limit was found. Limits
+// that set in fast (Rule::recent) are judged over the window, else over its
+// recent part, so one that began a minute ago is not diluted by the minutes
+// before it.
+std::vector<Finding> WorkingFindings(const Signals& s, const std::optional<RecentSignals>& recent,
+                                     const DiagnoseOptions& options) {
+  std::vector<Finding> out;
+  for (FindingKind k : kEvaluationOrder) {
+    const Rule& r = RuleFor(k);
+    if (r.stage != Stage::kLimit) continue;
+    std::optional<Finding> f = r.detect(s, options);
+    if (!f && r.recent && recent) f = r.detect(recent->signals, recent->options);
+    Add(out, std::move(f));
+  }
+  if (std::any_of(out.begin(), out.end(),
+                  [](const Finding& f) { return RuleFor(f.kind).limits; })) {
+    return out;
+  }
+  for (FindingKind k : kEvaluationOrder) {
+    if (RuleFor(k).stage == Stage::kHealthy) Add(out, RuleFor(k).detect(s, options));
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string_view KindName(FindingKind kind) { return kKindNames[static_cast<std::size_t>(kind)]; }
+std::string_view KindName(FindingKind kind) { return RuleFor(kind).name; }
 
 std::optional<FindingKind> KindFromName(std::string_view name) {
-  for (FindingKind k : kAllFindingKinds) {
-    if (KindName(k) == name) return k;
+  for (const Rule& r : kRules) {
+    if (r.name == name) return r.kind;
   }
   return std::nullopt;
 }
@@ -50,25 +74,15 @@ Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& use
   if (!Enough(used, options)) return {};
   Signals s = ComputeSignals(info, used, latest, options);
   std::vector<Finding> out;
-  if (std::optional<Finding> idle = DetectIdle(s, options)) {
-    // An idle GPU has no bottleneck; only a degraded link is still worth saying.
+  if (std::optional<Finding> idle = IdleFinding(s, options)) {
+    // An idle GPU has no bottleneck; only a rule marked when_idle (a degraded
+    // link) is still worth saying.
     out.push_back(std::move(*idle));
-    Add(out, DetectPcieDegraded(s, options));
-  } else {
-    // Limits that set in fast are judged over the window, else over its
-    // recent part, so one that began a minute ago is not diluted by the
-    // minutes before it.
-    std::optional<RecentSignals> recent = ComputeRecentSignals(info, used, latest, options);
-    for (Detector d : {DetectMemoryCapacity, DetectThermal, DetectPowerCap, DetectInterconnect,
-                       DetectPcieDegraded}) {
-      std::optional<Finding> f = d(s, options);
-      if (!f && recent) f = d(recent->signals, recent->options);
-      Add(out, std::move(f));
+    for (FindingKind k : kEvaluationOrder) {
+      if (RuleFor(k).when_idle) Add(out, RuleFor(k).detect(s, options));
     }
-    for (Detector d : {DetectStarved, DetectMemoryBandwidth}) Add(out, d(s, options));
-    bool limited = std::any_of(std::begin(kLimits), std::end(kLimits),
-                               [&](FindingKind k) { return FindKind(out, k) != nullptr; });
-    if (!limited) Add(out, DetectComputeBound(s, options));
+  } else {
+    out = WorkingFindings(s, ComputeRecentSignals(info, used, latest, options), options);
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& a, const Finding& b) { return a.confidence > b.confidence; });

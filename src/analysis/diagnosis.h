@@ -5,7 +5,10 @@
 // interconnect-bound, PCIe link degraded, starved, idle-held, idle). Each
 // finding carries a confidence in [0, 1], the signals it rested on, the
 // measured values with the thresholds they were held against, a one-line
-// verdict and the recommended action. docs/diagnosis.md explains the rules.
+// verdict and the recommended action. Each kind is one row of the rule table
+// (rules_table.h: name, inputs, thresholds, texts, evaluation order), which
+// is checked against this enum at compile time. docs/diagnosis.md explains
+// the rules.
 //
 // Where GPM (profiling) metrics are missing (Ampere, Ada), findings rest on
 // fallbacks (utilization, SM clock against max, power against limit, memory
@@ -39,6 +42,8 @@ enum class FindingKind : uint8_t {
   kIdleHeld,         // processes hold memory but the GPU does nothing: waste
   kIdle,             // nothing runs
 };
+// Adding a kind: rules_table.h says what else it needs (a compile-time check
+// in rules_table.cc fails until the count, this list and the table agree).
 inline constexpr std::size_t kFindingKindCount = 10;
 inline constexpr std::array<FindingKind, kFindingKindCount> kAllFindingKinds = {
     FindingKind::kComputeBound,    FindingKind::kMemoryCapacity,

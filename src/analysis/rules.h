@@ -1,18 +1,22 @@
-// The diagnosis rules, one function per finding kind, over precomputed
-// Signals. Each returns a Finding when its conditions hold. The thresholds
-// are named constants in rules_*.cc, each with the reason for its value; the
+// What the diagnosis rules share: one detector per finding kind (declared
+// with its row in rules_table.h) over precomputed Signals returns a Finding
+// when its conditions hold. Thresholds are named in rules_thresholds.h. The
 // FindingBuilder records every value held against its threshold and derives
-// the confidence from the margins, the signal quality and the coverage.
+// the confidence from the margins, the signal quality and the coverage; the
+// verdict's headline and the action come from the kind's row.
 //
 // Thread safety: pure functions; a FindingBuilder is a local value.
 #pragma once
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analysis/diagnosis.h"
+#include "analysis/rules_table.h"
 #include "analysis/signals.h"
+#include "gpuscope/catalog.h"
 
 namespace gpuscope::analysis {
 
@@ -34,17 +38,23 @@ class FindingBuilder {
              const std::string& unit);
   // Records a measured value that informs but does not decide.
   void Note(const std::string& signal, double value, const std::string& unit);
-  void Uses(const std::string& catalog_key);
+  // A catalog metric the finding rests on (Finding::signals: its key); one
+  // of the row's inputs.
+  void Uses(Metric metric);
   void Fallback() { fallback_ = true; }
   // Multiplies the confidence (a weaker or indirect signal).
   void Discount(double factor) { quality_ *= factor; }
 
-  Finding Build(std::string verdict, std::string action) const;
+  // The finding, its verdict "<row headline>: <detail>", its action the row's.
+  Finding Build(const std::string& detail) const;
+  // ...with a variant of the action the rule picked by what it found.
+  Finding Build(const std::string& detail, std::string_view action) const;
 
  private:
   bool Record(const std::string& signal, double value, const std::string& cmp, double threshold,
               double full, const std::string& unit, bool met, double margin);
 
+  const Rule& rule_;
   Finding finding_;
   const Signals& signals_;
   const DiagnoseOptions& options_;
@@ -53,19 +63,8 @@ class FindingBuilder {
   bool fallback_ = false;
 };
 
-std::optional<Finding> DetectIdle(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectStarved(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectMemoryBandwidth(const Signals& s, const DiagnoseOptions& o);
 // What the window shows when no rule fired (Judgement::activity).
 std::string DescribeLoad(const Signals& s, const DiagnoseOptions& o);
-// Runs last: only when no other limit was found.
-std::optional<Finding> DetectComputeBound(const Signals& s, const DiagnoseOptions& o);
-
-std::optional<Finding> DetectMemoryCapacity(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectPowerCap(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectInterconnect(const Signals& s, const DiagnoseOptions& o);
-std::optional<Finding> DetectPcieDegraded(const Signals& s, const DiagnoseOptions& o);
 
 // "85%" / "12.3 GiB" / "4m10s" helpers for verdicts.
 std::string Pct(double ratio);

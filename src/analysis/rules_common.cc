@@ -19,7 +19,7 @@ constexpr double kMinCoverageFactor = 0.6;
 
 FindingBuilder::FindingBuilder(FindingKind kind, const Signals& signals,
                                const DiagnoseOptions& options)
-    : signals_(signals), options_(options) {
+    : rule_(RuleFor(kind)), signals_(signals), options_(options) {
   finding_.kind = kind;
 }
 
@@ -53,12 +53,17 @@ void FindingBuilder::Note(const std::string& signal, double value, const std::st
   finding_.evidence.push_back({signal, value, "", 0, unit, true});
 }
 
-void FindingBuilder::Uses(const std::string& catalog_key) {
+void FindingBuilder::Uses(Metric metric) {
+  std::string key(Def(metric).key);
   auto& s = finding_.signals;
-  if (std::find(s.begin(), s.end(), catalog_key) == s.end()) s.push_back(catalog_key);
+  if (std::find(s.begin(), s.end(), key) == s.end()) s.push_back(std::move(key));
 }
 
-Finding FindingBuilder::Build(std::string verdict, std::string action) const {
+Finding FindingBuilder::Build(const std::string& detail) const {
+  return Build(detail, rule_.action);
+}
+
+Finding FindingBuilder::Build(const std::string& detail, std::string_view action) const {
   Finding f = finding_;
   double margin = 1;
   if (!scores_.empty()) {
@@ -74,8 +79,8 @@ Finding FindingBuilder::Build(std::string verdict, std::string action) const {
   double quality = quality_ * (fallback_ ? kFallbackQuality : 1.0);
   f.fallback = fallback_;
   f.confidence = std::clamp(std::round(margin * quality * coverage * 100) / 100, 0.0, 1.0);
-  f.verdict = std::move(verdict);
-  f.action = std::move(action);
+  f.verdict = fmt::format("{}: {}", rule_.headline, detail);
+  f.action = std::string(action);
   return f;
 }
 

@@ -7,25 +7,6 @@
 namespace gpuscope::analysis {
 namespace {
 
-// Memory capacity: at least 90% of the framebuffer in use, or a growth trend
-// that reaches it within 30 minutes.
-constexpr double kMemoryNearFull = 0.90;
-constexpr double kOomHorizonSeconds = 1800;
-
-// Throttling: thermal reasons active at least 10% of the window; the
-// software power cap at least 25% (brief caps at full load are normal on
-// Hopper); the hardware power brake at least 5% (never normal).
-constexpr double kThermalMinShare = 0.10;
-constexpr double kSwPowerMinShare = 0.25;
-constexpr double kHwBrakeMinShare = 0.05;
-// Without reason bits: temperature within 2 C of slowdown, or power within 3%
-// of the limit, with the busy clock at most 90% of its maximum.
-constexpr double kNearSlowdownC = 2;
-constexpr double kNearPowerLimit = 0.97;
-constexpr double kThrottledClockRatio = 0.90;
-// The clock counts as falling when its late busy mean is 3% (of max) below its
-// early one.
-constexpr double kClockFall = 0.03;
 // Reason shares inferred from bits sampled once per cycle are a little less
 // exact than the sampler's integrals.
 constexpr double kBitsQuality = 0.95;
@@ -37,7 +18,7 @@ std::optional<double> ClockRatio(const Signals& s) {
 
 void ClockEvidence(const Signals& s, FindingBuilder& b) {
   if (auto ratio = ClockRatio(s)) {
-    b.Uses("sm_clock");
+    b.Uses(Metric::kSmClock);
     b.Note("sm_clock_ratio", *ratio, "ratio");
     b.Note("sm_clock_mean", *s.clock_mean_mhz, "MHz");
     b.Note("sm_clock_max", *s.clock_max_mhz, "MHz");
@@ -45,7 +26,7 @@ void ClockEvidence(const Signals& s, FindingBuilder& b) {
 }
 
 // Records the clock evidence and says how the busy clock moved: falling
-// (late mean kClockFall below the early one) or where it sat.
+// (late mean kClockFall.value below the early one) or where it sat.
 std::string ClockFallText(const Signals& s, FindingBuilder& b) {
   ClockEvidence(s, b);
   if (!s.clock_early_mhz || !s.clock_late_mhz || !s.clock_max_mhz || *s.clock_max_mhz <= 0) {
@@ -53,7 +34,7 @@ std::string ClockFallText(const Signals& s, FindingBuilder& b) {
   }
   double fall = (*s.clock_early_mhz - *s.clock_late_mhz) / *s.clock_max_mhz;
   b.Note("sm_clock_fall", fall, "ratio");
-  if (fall >= kClockFall) {
+  if (fall >= kClockFall.value) {
     return fmt::format(", SM clock falling {:.0f} -> {:.0f} MHz", *s.clock_early_mhz,
                        *s.clock_late_mhz);
   }
@@ -64,15 +45,15 @@ std::string ClockFallText(const Signals& s, FindingBuilder& b) {
 // reaches its threshold. `why` gets the words.
 bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
   double sw = s.sw_power_share.value_or(0), brake = s.hw_brake_share.value_or(0);
-  if (sw < kSwPowerMinShare && brake < kHwBrakeMinShare) return false;
-  b.Uses("clock_reasons");
+  if (sw < kSwPowerMinShare.value && brake < kHwBrakeMinShare.value) return false;
+  b.Uses(Metric::kClockReasons);
   if (!s.reasons_from_counters) b.Discount(kBitsQuality);
-  if (brake >= kHwBrakeMinShare) {
-    b.AtLeast("hw_power_brake_share", brake, kHwBrakeMinShare, 0.3, "ratio");
+  if (brake >= kHwBrakeMinShare.value) {
+    b.AtLeast("hw_power_brake_share", brake, kHwBrakeMinShare.value, 0.3, "ratio");
     why = fmt::format("hardware power brake active {} of {}", Pct(brake), s.span_name);
   }
-  if (sw >= kSwPowerMinShare) {
-    b.AtLeast("sw_power_cap_share", sw, kSwPowerMinShare, 0.5, "ratio");
+  if (sw >= kSwPowerMinShare.value) {
+    b.AtLeast("sw_power_cap_share", sw, kSwPowerMinShare.value, 0.5, "ratio");
     if (!why.empty()) why += "; ";
     why += fmt::format("software power cap active {} of {}", Pct(sw), s.span_name);
   }
@@ -84,51 +65,51 @@ bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
 std::optional<Finding> DetectMemoryCapacity(const Signals& s, const DiagnoseOptions& o) {
   if (!s.mem_capacity || !s.mem_used_last || *s.mem_capacity <= 0) return std::nullopt;
   double fill = *s.mem_used_last / *s.mem_capacity;
-  bool full = fill >= kMemoryNearFull;
-  bool trend = s.oom_eta_seconds && *s.oom_eta_seconds <= kOomHorizonSeconds;
+  bool full = fill >= kMemoryNearFull.value;
+  bool trend = s.oom_eta_seconds && *s.oom_eta_seconds <= kOomHorizonSeconds.value;
   if (!full && !trend) return std::nullopt;
   FindingBuilder b(FindingKind::kMemoryCapacity, s, o);
-  b.Uses("memory_used"), b.Uses("memory_free");
-  std::string verdict = fmt::format("memory capacity: {} of {} used ({})", Bytes(*s.mem_used_last),
-                                    Bytes(*s.mem_capacity), Pct(fill));
-  if (full) b.AtLeast("memory_used_ratio", fill, kMemoryNearFull, 0.08, "ratio");
+  b.Uses(Metric::kMemoryUsed), b.Uses(Metric::kMemoryFree);
+  std::string verdict =
+      fmt::format("{} of {} used ({})", Bytes(*s.mem_used_last), Bytes(*s.mem_capacity), Pct(fill));
+  if (full) b.AtLeast("memory_used_ratio", fill, kMemoryNearFull.value, 0.08, "ratio");
   if (trend) {
-    b.AtMost("oom_eta", *s.oom_eta_seconds, kOomHorizonSeconds, kOomHorizonSeconds, "s");
+    b.AtMost("oom_eta", *s.oom_eta_seconds, kOomHorizonSeconds.value, kOomHorizonSeconds.value,
+             "s");
     b.Note("memory_growth", s.mem_trend->slope, "bytes/s");
     b.Note("trend_r2", s.mem_trend->r2, "ratio");
     verdict +=
         fmt::format(", growing {}/s (r2 {:.2f}): out of memory in ~{}", Bytes(s.mem_trend->slope),
                     s.mem_trend->r2, Duration(*s.oom_eta_seconds));
   }
-  Finding f = b.Build(verdict,
-                      "Reduce memory: smaller micro-batch with gradient accumulation, mixed "
-                      "precision, activation checkpointing; if it keeps growing, look for a "
-                      "leak (tensors kept across steps).");
+  Finding f = b.Build(verdict);
   f.oom_eta_seconds = s.oom_eta_seconds;
   return f;
 }
 
 std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o) {
   FindingBuilder b(FindingKind::kThermalThrottle, s, o);
-  bool near = s.temp_max && s.slowdown_temp && *s.temp_max >= *s.slowdown_temp - kNearSlowdownC;
+  bool near =
+      s.temp_max && s.slowdown_temp && *s.temp_max >= *s.slowdown_temp - kNearSlowdownC.value;
   std::optional<double> ratio = ClockRatio(s);
   if (s.thermal_share) {
-    if (*s.thermal_share < kThermalMinShare) return std::nullopt;
-    b.Uses("clock_reasons");
-    b.AtLeast("thermal_reason_share", *s.thermal_share, kThermalMinShare, 0.3, "ratio");
+    if (*s.thermal_share < kThermalMinShare.value) return std::nullopt;
+    b.Uses(Metric::kClockReasons);
+    b.AtLeast("thermal_reason_share", *s.thermal_share, kThermalMinShare.value, 0.3, "ratio");
     if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   } else {
     // Fallback: no reasons at all; temperature and clock must both say so.
-    if (!near || !ratio || *ratio > kThrottledClockRatio || s.busy_share < 0.5) {
+    if (!near || !ratio || *ratio > kThrottledClockRatio.value ||
+        s.busy_share < kThermalFallbackBusyShare.value) {
       return std::nullopt;
     }
     b.Fallback();
-    b.AtMost("sm_clock_ratio", *ratio, kThrottledClockRatio, 0.2, "ratio");
+    b.AtMost("sm_clock_ratio", *ratio, kThrottledClockRatio.value, 0.2, "ratio");
   }
   if (s.temp_max && s.slowdown_temp) {
-    b.Uses("gpu_temp");
-    b.AtLeast("temperature_max", *s.temp_max, *s.slowdown_temp - kNearSlowdownC, kNearSlowdownC,
-              "C");
+    b.Uses(Metric::kGpuTemp);
+    b.AtLeast("temperature_max", *s.temp_max, *s.slowdown_temp - kNearSlowdownC.value,
+              kNearSlowdownC.value, "C");
   }
   std::string clock = ClockFallText(s, b);
   std::string temp =
@@ -139,9 +120,7 @@ std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o)
       s.thermal_share
           ? fmt::format("thermal slowdown active {} of {}", Pct(*s.thermal_share), s.span_name)
           : std::string("near the slowdown temperature with a low clock");
-  return b.Build("thermal throttling: " + share + temp + clock,
-                 "Check airflow and fans (blocked inlet, failed fan, hot aisle), lower the "
-                 "power cap a little to stay below slowdown, spread load across GPUs.");
+  return b.Build(share + temp + clock);
 }
 
 std::optional<Finding> DetectPowerCap(const Signals& s, const DiagnoseOptions& o) {
@@ -155,16 +134,16 @@ std::optional<Finding> DetectPowerCap(const Signals& s, const DiagnoseOptions& o
   if (s.sw_power_share || s.hw_brake_share) {
     if (!PowerReasons(s, b, why)) return std::nullopt;
   } else {
-    if (!power || !ratio || *power < kNearPowerLimit || *ratio > kThrottledClockRatio) {
+    if (!power || !ratio || *power < kNearPowerLimit.value || *ratio > kThrottledClockRatio.value) {
       return std::nullopt;
     }
     b.Fallback();
-    b.AtLeast("power_ratio", *power, kNearPowerLimit, 0.03, "ratio");
-    b.AtMost("sm_clock_ratio", *ratio, kThrottledClockRatio, 0.2, "ratio");
+    b.AtLeast("power_ratio", *power, kNearPowerLimit.value, 0.03, "ratio");
+    b.AtMost("sm_clock_ratio", *ratio, kThrottledClockRatio.value, 0.2, "ratio");
     why = "drawing at its power limit with a low clock";
   }
   if (power) {
-    b.Uses("power_usage"), b.Uses("power_limit");
+    b.Uses(Metric::kPowerUsage), b.Uses(Metric::kPowerLimit);
     b.Note("power_mean", *s.power_mean_w, "W");
     b.Note("power_limit", *s.power_limit_w, "W");
     why += fmt::format(", {:.0f} W against a {:.0f} W limit", *s.power_mean_w, *s.power_limit_w);
@@ -172,9 +151,7 @@ std::optional<Finding> DetectPowerCap(const Signals& s, const DiagnoseOptions& o
   ClockEvidence(s, b);
   if (ratio)
     why += fmt::format(", SM clock {:.0f} of {:.0f} MHz", *s.clock_mean_mhz, *s.clock_max_mhz);
-  return b.Build("power capped: " + why,
-                 "Check the enforced power limit (nvidia-smi -q -d POWER) against the default; "
-                 "a brake points at the PSU or rack power budget.");
+  return b.Build(why);
 }
 
 }  // namespace gpuscope::analysis

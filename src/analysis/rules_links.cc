@@ -7,26 +7,19 @@
 namespace gpuscope::analysis {
 namespace {
 
-// Interconnect-bound: a link's mean at least 70% of capacity, or at least 80%
-// of capacity for half the window, while SMs wait: SM active at most 60%
-// (GPM), else utilization at most 85% or gaps at least 10% of the window.
-constexpr double kLinkSaturatedMean = 0.70;
-constexpr double kLinkSaturatedShare = 0.5;
-constexpr double kInterconnectSmMax = 0.60;
-constexpr double kInterconnectUtilMax = 0.85;
-constexpr double kInterconnectGapShare = 0.10;
-
-// PCIe generation drops at idle for power saving; below this mean utilization
-// a lower generation is not a fault (a narrower width always is).
-constexpr double kPcieGenCheckUtil = 0.2;
+// The interconnect rule's action when the saturated link is NVLink (its row's
+// action is for PCIe).
+constexpr std::string_view kNvLinkAction =
+    "Cut GPU-GPU traffic: gradient compression or bucketing, overlap communication with compute, "
+    "a parallelism layout that keeps heavy traffic on NVLink pairs.";
 
 // The busiest link that counts as saturated, or nullptr.
 const LinkSignals* SaturatedLink(const Signals& s) {
   const LinkSignals* best = nullptr;
   for (const std::optional<LinkSignals>* l : {&s.pcie, &s.nvlink}) {
     if (!*l) continue;
-    bool saturated =
-        (*l)->mean_ratio >= kLinkSaturatedMean || (*l)->busy_share >= kLinkSaturatedShare;
+    bool saturated = (*l)->mean_ratio >= kLinkSaturatedMean.value ||
+                     (*l)->busy_share >= kLinkSaturatedShare.value;
     if (saturated && (!best || (*l)->mean_ratio > best->mean_ratio)) best = &**l;
   }
   return best;
@@ -36,19 +29,20 @@ const LinkSignals* SaturatedLink(const Signals& s) {
 // the evidence and puts the words in `wait`.
 bool SmWaiting(const Signals& s, FindingBuilder& b, std::string& wait) {
   if (s.sm_active) {
-    if (s.sm_active->mean > kInterconnectSmMax) return false;
-    b.Uses("sm_active");
-    b.AtMost("sm_active_mean", s.sm_active->mean, kInterconnectSmMax, 0.3, "ratio");
+    if (s.sm_active->mean > kInterconnectSmMax.value) return false;
+    b.Uses(Metric::kSmActive);
+    b.AtMost("sm_active_mean", s.sm_active->mean, kInterconnectSmMax.value, 0.3, "ratio");
     wait = fmt::format("SM active only {}", Pct(s.sm_active->mean));
     return true;
   }
-  if (s.util.mean > kInterconnectUtilMax && s.gap_share < kInterconnectGapShare) return false;
+  if (s.util.mean > kInterconnectUtilMax.value && s.gap_share < kInterconnectGapShare.value)
+    return false;
   b.Fallback();
-  b.Uses("gpu_util");
-  if (s.util.mean <= kInterconnectUtilMax) {
-    b.AtMost("util_mean", s.util.mean, kInterconnectUtilMax, 0.3, "ratio");
+  b.Uses(Metric::kGpuUtil);
+  if (s.util.mean <= kInterconnectUtilMax.value) {
+    b.AtMost("util_mean", s.util.mean, kInterconnectUtilMax.value, 0.3, "ratio");
   } else {
-    b.AtLeast("gap_share", s.gap_share, kInterconnectGapShare, 0.2, "ratio");
+    b.AtLeast("gap_share", s.gap_share, kInterconnectGapShare.value, 0.2, "ratio");
   }
   wait = fmt::format("utilization {}", Pct(s.util.mean));
   return true;
@@ -72,34 +66,32 @@ std::optional<Finding> DetectInterconnect(const Signals& s, const DiagnoseOption
   FindingBuilder b(FindingKind::kInterconnect, s, o);
   bool pcie = s.pcie && link == &*s.pcie;
   const char* name = pcie ? "PCIe" : "NVLink";
-  b.Uses(pcie ? "pcie_rx_rate" : "nvlink_rx_rate");
-  if (link->mean_ratio >= kLinkSaturatedMean) {
-    b.AtLeast("link_mean_ratio", link->mean_ratio, kLinkSaturatedMean, 0.2, "ratio");
+  b.Uses(pcie ? Metric::kPcieRxBytesRate : Metric::kNvLinkRxBytesRate);
+  if (link->mean_ratio >= kLinkSaturatedMean.value) {
+    b.AtLeast("link_mean_ratio", link->mean_ratio, kLinkSaturatedMean.value, 0.2, "ratio");
   } else {
-    b.AtLeast("link_busy_share", link->busy_share, kLinkSaturatedShare, 0.4, "ratio");
+    b.AtLeast("link_busy_share", link->busy_share, kLinkSaturatedShare.value, 0.4, "ratio");
   }
   b.Note("link_mean", link->mean_bps, "bytes/s");
   b.Note("link_capacity", link->capacity_bps, "bytes/s");
   std::string wait;
   if (!SmWaiting(s, b, wait)) return std::nullopt;
   std::string degraded = pcie ? LinkShape(s) : "";
-  return b.Build(
-      fmt::format("interconnect-bound: {} at {} of {}{} ({}{}), {}: the GPU waits for data", name,
-                  Rate(link->mean_bps), Rate(link->capacity_bps), degraded, Pct(link->mean_ratio),
-                  s.recent ? " over " + s.span_name : "", wait),
-      pcie ? "Cut host-device traffic: pinned memory and larger transfers, keep data resident "
-             "on the GPU, overlap copies with compute; fix a degraded link (reseat, slot, BIOS)."
-           : "Cut GPU-GPU traffic: gradient compression or bucketing, overlap communication "
-             "with compute, a parallelism layout that keeps heavy traffic on NVLink pairs.");
+  std::string detail =
+      fmt::format("{} at {} of {}{} ({}{}), {}: the GPU waits for data", name, Rate(link->mean_bps),
+                  Rate(link->capacity_bps), degraded, Pct(link->mean_ratio),
+                  s.recent ? " over " + s.span_name : "", wait);
+  return pcie ? b.Build(detail) : b.Build(detail, kNvLinkAction);
 }
 
 std::optional<Finding> DetectPcieDegraded(const Signals& s, const DiagnoseOptions& o) {
   if (!s.pcie_gen || !s.pcie_gen_max || !s.pcie_width || !s.pcie_width_max) return std::nullopt;
   bool narrow = *s.pcie_width < *s.pcie_width_max;
-  bool slow = *s.pcie_gen < *s.pcie_gen_max && s.util.n > 0 && s.util.mean >= kPcieGenCheckUtil;
+  bool slow =
+      *s.pcie_gen < *s.pcie_gen_max && s.util.n > 0 && s.util.mean >= kPcieGenCheckUtil.value;
   if (!narrow && !slow) return std::nullopt;
   FindingBuilder b(FindingKind::kPcieDegraded, s, o);
-  b.Uses("pcie_link_gen"), b.Uses("pcie_link_width");
+  b.Uses(Metric::kPcieLinkGen), b.Uses(Metric::kPcieLinkWidth);
   if (narrow) {
     b.Below("pcie_link_width", *s.pcie_width, *s.pcie_width_max, *s.pcie_width_max / 2, "lanes");
   }
@@ -113,12 +105,8 @@ std::optional<Finding> DetectPcieDegraded(const Signals& s, const DiagnoseOption
   std::string use = s.pcie ? fmt::format(", carrying {} ({} of it)", Rate(s.pcie->mean_bps),
                                          Pct(s.pcie->mean_ratio))
                            : std::string();
-  return b.Build(
-      fmt::format("PCIe link degraded: Gen{} x{} of Gen{:.0f} x{:.0f} ({} of {} per "
-                  "direction){}",
-                  gen, width, *s.pcie_gen_max, *s.pcie_width_max, Rate(now), Rate(max), use),
-      "Reseat the card or riser, check the slot and BIOS PCIe settings; rising "
-      "replay counts point at a marginal link. See runbook GpuPcieLinkDegraded.");
+  return b.Build(fmt::format("Gen{} x{} of Gen{:.0f} x{:.0f} ({} of {} per direction){}", gen,
+                             width, *s.pcie_gen_max, *s.pcie_width_max, Rate(now), Rate(max), use));
 }
 
 }  // namespace gpuscope::analysis

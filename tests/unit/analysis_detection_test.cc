@@ -16,15 +16,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "analysis/monitor.h"
 #include "analysis/report.h"
+#include "analysis_doc_block.h"
 #include "collect/stepped.h"
 #include "sim_fixture.h"
 #include "test_paths.h"
@@ -137,28 +135,6 @@ std::string Table(const std::vector<OnsetScenario>& suite, double cadence) {
   return out + fmt::format("{}.\n", fmt::join(parts, "; "));
 }
 
-// Replaces or checks the text between the markers in docs/diagnosis.md.
-void CheckDoc(const std::string& table) {
-  const std::string path = test_support::SourceDir() + "/docs/diagnosis.md";
-  std::ifstream in(path);
-  ASSERT_TRUE(in) << path;
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string doc = text.str();
-  std::size_t begin = doc.find(kBegin), end = doc.find(kEnd);
-  ASSERT_TRUE(begin != std::string::npos && end != std::string::npos && begin < end)
-      << path << " lacks the detection-latency markers";
-  begin += std::string(kBegin).size();
-  if (const char* update = std::getenv("GPUSCOPE_UPDATE_DOCS"); update && *update == '1') {
-    doc.replace(begin, end - begin, table);
-    std::ofstream(path) << doc;
-    return;
-  }
-  EXPECT_EQ(doc.substr(begin, end - begin), table)
-      << path << " quotes stale detection latencies; regenerate with GPUSCOPE_UPDATE_DOCS=1 "
-      << "analysis_tests --gtest_filter='Detection.*'";
-}
-
 TEST(Detection, LatencyFromOnsetMeetsTargets) {
   fs::path dir = fs::path(test_support::SourceDir()) / "sim/scenarios/diagnosis";
   std::vector<OnsetScenario> suite = LoadOnsets(dir);
@@ -186,7 +162,7 @@ TEST(Detection, LatencyFromOnsetMeetsTargets) {
   }
   std::string table = Table(suite, MonitorOptions{}.diagnose_interval_seconds);
   std::printf("\nDetection latency:\n%s", table.c_str());
-  CheckDoc(table);
+  test_util::CheckDocBlock(kBegin, kEnd, table, "analysis_tests --gtest_filter='Detection.*'");
 }
 
 }  // namespace

@@ -1,0 +1,131 @@
+// The thresholds of the diagnosis rules: each a named value with its unit
+// and the reason for it. The rules (rules_*.cc) compare signals against
+// `.value`; the rule table (rules_table.h) lists which rule rests on which,
+// and docs/diagnosis.md's threshold table is generated from that list.
+//
+// Ratios are shares 0..1 (of the window, of a capacity or of a maximum);
+// "points" are percentage points of a ratio's spread.
+//
+// Thread safety: immutable, constexpr.
+#pragma once
+
+#include <string_view>
+
+namespace gpuscope::analysis {
+
+struct Threshold {
+  std::string_view name;  // snake_case, unique across the rules
+  double value = 0;
+  std::string_view unit;  // "ratio", "points", "s", "bytes", "count", "C"
+  std::string_view why;   // the reason for the value, one sentence
+};
+
+// Idle and idle-held.
+inline constexpr Threshold kIdleMinShare = {
+    "idle_min_share", 0.9, "ratio",
+    "idle when utilization stays under 5% for at least this share of the window (or for the "
+    "last idle_held_seconds without a break)"};
+inline constexpr Threshold kHeldMinBytes = {
+    "held_min_bytes", 256.0 * 1024 * 1024, "bytes",
+    "memory processes must hold before an idle GPU counts as held: more than a bare CUDA "
+    "context on every current board"};
+
+// Starved.
+inline constexpr Threshold kStarvedMinGapShare = {
+    "starved_min_gap_share", 0.10, "ratio",
+    "gaps (utilization under 15%) must fill at least this share of the window"};
+inline constexpr Threshold kStarvedMaxGapShare = {
+    "starved_max_gap_share", 0.90, "ratio",
+    "gaps fill at most this share of the window: more is an idle GPU, not a starved one"};
+inline constexpr Threshold kStarvedMinBusyShare = {
+    "starved_min_busy_share", 0.10, "ratio",
+    "busy stretches must fill at least this share of the window"};
+inline constexpr Threshold kStarvedMinGaps = {"starved_min_gaps", 3, "count",
+                                              "an oscillation needs at least this many idle gaps"};
+inline constexpr Threshold kQuietLinkRatio = {
+    "quiet_link_ratio", 0.5, "ratio",
+    "every link stays below this share of its capacity, else the interconnect, not the input "
+    "pipeline, is what the GPU waits for"};
+
+// Memory-bandwidth-bound.
+inline constexpr Threshold kDramHigh = {"dram_high", 0.70, "ratio",
+                                        "DRAM active at least this (GPM)"};
+inline constexpr Threshold kBandwidthSmMax = {
+    "bandwidth_sm_max", 0.65, "ratio", "SM active at most this (GPM): the SMs wait for memory"};
+inline constexpr Threshold kBandwidthMinUtil = {"bandwidth_min_util", 0.60, "ratio",
+                                                "busy at least this share of the time"};
+inline constexpr Threshold kMemCopyHigh = {
+    "mem_copy_high", 0.70, "ratio",
+    "without GPM: memory copy utilization (share of time memory was read or written) at least "
+    "this"};
+
+// Compute-bound.
+inline constexpr Threshold kComputeUtil = {"compute_util", 0.90, "ratio",
+                                           "utilization at least this"};
+inline constexpr Threshold kSteadyStddev = {"steady_stddev", 0.10, "points",
+                                            "steady: the standard deviation of utilization at most "
+                                            "this (also what an activity line calls steady)"};
+inline constexpr Threshold kComputeMaxGapShare = {"compute_max_gap_share", 0.05, "ratio",
+                                                  "gaps fill at most this share of the window"};
+inline constexpr Threshold kComputeSmActive = {"compute_sm_active", 0.65, "ratio",
+                                               "with GPM: SM active at least this"};
+inline constexpr Threshold kFallbackClockRatio = {
+    "fallback_clock_ratio", 0.90, "ratio",
+    "without GPM: the busy SM clock at least this share of its maximum (utilization alone cannot "
+    "tell a saturated GPU from one tiny kernel always in flight)"};
+inline constexpr Threshold kFallbackPowerRatio = {
+    "fallback_power_ratio", 0.50, "ratio",
+    "without GPM: the board draws at least this share of its power limit"};
+
+// Memory capacity.
+inline constexpr Threshold kMemoryNearFull = {"memory_near_full", 0.90, "ratio",
+                                              "at least this share of the framebuffer in use"};
+inline constexpr Threshold kOomHorizonSeconds = {
+    "oom_horizon", 1800, "s", "or the growth trend reaches a full framebuffer within this"};
+
+// Thermal and power throttling.
+inline constexpr Threshold kThermalMinShare = {
+    "thermal_min_share", 0.10, "ratio", "thermal reasons active at least this share of the window"};
+inline constexpr Threshold kSwPowerMinShare = {
+    "sw_power_min_share", 0.25, "ratio",
+    "the software power cap active at least this share of the window (brief caps at full load "
+    "are normal on Hopper)"};
+inline constexpr Threshold kHwBrakeMinShare = {
+    "hw_brake_min_share", 0.05, "ratio",
+    "the hardware power brake active at least this share of the window (never normal)"};
+inline constexpr Threshold kNearSlowdownC = {
+    "near_slowdown", 2, "C",
+    "without reason bits: the hottest point within this of the slowdown temperature"};
+inline constexpr Threshold kNearPowerLimit = {
+    "near_power_limit", 0.97, "ratio",
+    "without reason bits: power at least this share of the limit"};
+inline constexpr Threshold kThrottledClockRatio = {
+    "throttled_clock_ratio", 0.90, "ratio",
+    "without reason bits: the busy SM clock at most this share of its maximum"};
+inline constexpr Threshold kThermalFallbackBusyShare = {
+    "thermal_fallback_busy_share", 0.5, "ratio",
+    "without reason bits: busy at least this share of the window (an idle clock says nothing)"};
+inline constexpr Threshold kClockFall = {
+    "clock_fall", 0.03, "ratio",
+    "the clock counts as falling when its late busy mean is this share of its maximum below its "
+    "early one"};
+
+// Interconnect.
+inline constexpr Threshold kLinkSaturatedMean = {"link_saturated_mean", 0.70, "ratio",
+                                                 "a link's mean at least this share of capacity"};
+inline constexpr Threshold kLinkSaturatedShare = {
+    "link_saturated_share", 0.5, "ratio",
+    "or a link at >= 80% of its capacity for at least this share of the window"};
+inline constexpr Threshold kInterconnectSmMax = {"interconnect_sm_max", 0.60, "ratio",
+                                                 "the SMs wait: SM active at most this (GPM)"};
+inline constexpr Threshold kInterconnectUtilMax = {"interconnect_util_max", 0.85, "ratio",
+                                                   "without GPM: utilization at most this"};
+inline constexpr Threshold kInterconnectGapShare = {
+    "interconnect_gap_share", 0.10, "ratio",
+    "without GPM: or gaps fill at least this share of the window"};
+inline constexpr Threshold kPcieGenCheckUtil = {
+    "pcie_gen_check_util", 0.2, "ratio",
+    "PCIe generation drops at idle for power saving: below this mean utilization a lower "
+    "generation is not a fault (a narrower width always is)"};
+
+}  // namespace gpuscope::analysis
