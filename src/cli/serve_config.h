@@ -29,7 +29,9 @@ struct ServeConfig {
   // sampler.nvml_path (PrepareNvml), render.counters (LoadCounters),
   // otlp.conventions (kpi_mapping_file), source and frozen_time.
   serve::AgentOptions agent;
-  CommonOptions nvml;            // --nvml-lib / --simulate from any source
+  // --nvml-lib / --simulate from any source, for PrepareNvml; its attribution
+  // stays empty (serve's is agent.attribution).
+  CommonOptions nvml;
   std::string counters_path;     // -f; "" = dcgm-exporter's default counters
   std::string kpi_mapping_file;  // "" = built-in KPI names only
   std::string log_level = "info";
