@@ -44,8 +44,6 @@ std::optional<double> FrozenTime(bool simulated) {
 // What serve was configured with, and the assembly it runs.
 struct Service {
   ServeConfig config;
-  std::string source;  // for logs and the web page
-  bool simulated = false;
   std::unique_ptr<serve::Agent> agent;
 };
 
@@ -95,49 +93,29 @@ Status Configure(Invocation& inv, Service& s) {
   Result<ServeConfig> config = BuildServeConfig(*settings);
   if (!config.ok()) return config.status();
   s.config = std::move(*config);
+  serve::AgentOptions& agent = s.config.agent;
   spdlog::set_level(spdlog::level::from_str(s.config.log_level));
   Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
   if (!counters.ok()) return counters.status();
   LogCounterWarnings(s.config.counters_path, *counters);
-  s.config.render.counters = std::move(*counters);
+  agent.render.counters = std::move(*counters);
   if (!s.config.kpi_mapping_file.empty()) {
     Result<otlp::Conventions> conventions = otlp::Conventions::Load(s.config.kpi_mapping_file);
     if (!conventions.ok()) return conventions.status();
-    s.config.otlp.conventions = std::move(*conventions);
+    agent.otlp.conventions = std::move(*conventions);
   }
   Result<std::string> library = PrepareNvml(s.config.nvml);
   if (!library.ok()) return library.status();
-  s.config.sampler.nvml_path = *library;
+  agent.sampler.nvml_path = *library;
   const std::string scenario = ScenarioName(s.config.nvml, Env);
-  s.simulated = !scenario.empty();
-  s.source = s.simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
+  const bool simulated = !scenario.empty();
+  agent.source = simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
+  agent.frozen_time = FrozenTime(simulated);
   return Status::Ok();
 }
 
-serve::AgentOptions MakeAgentOptions(const Service& s) {
-  const ServeConfig& c = s.config;
-  serve::AgentOptions o;
-  o.sampler = c.sampler;
-  o.render = c.render;
-  o.server = c.server;
-  o.health = c.health;
-  o.monitor = c.monitor;
-  o.hostname = c.hostname;
-  o.stale_after_s = c.stale_after_s;
-  o.xid_window_s = c.xid_window_s;
-  o.source = s.source;
-  o.attribution = c.attribution;
-  o.otlp_listen_address = c.otlp_listen_address;
-  o.otlp_address_explicit = c.otlp_address_explicit;
-  o.otlp = c.otlp;
-  o.otlp_store = c.otlp_store;
-  o.kpi_regression = c.kpi_regression;
-  o.frozen_time = FrozenTime(s.simulated);
-  return o;
-}
-
 Status Serve(Service& s, const sigset_t& signals) {
-  s.agent = std::make_unique<serve::Agent>(MakeAgentOptions(s));
+  s.agent = std::make_unique<serve::Agent>(s.config.agent);
   GPUSCOPE_RETURN_IF_ERROR(s.agent->Start());
   WaitForSignals(s, signals);
   s.agent->Stop();

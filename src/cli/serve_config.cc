@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include "collect/selection.h"
 
 namespace gpuscope::cli {
 namespace {
 
-Status SetIntervals(const Settings& s, ServeConfig& c) {
+Status SetIntervals(const Settings& s, serve::AgentOptions& c) {
   // Ranges are checked once, against the settings table (settings.cc).
   Result<double> fast = s.Seconds("collect-interval");
   if (!fast.ok()) return fast.status();
@@ -30,7 +31,7 @@ Status SetIntervals(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
-Status SetServer(const Settings& s, ServeConfig& c) {
+Status SetServer(const Settings& s, serve::AgentOptions& c) {
   c.server.listen_address = s.Get("address");
   c.server.web_config_file = s.Get("web-config-file");
   Result<long> connections = s.Integer("max-connections");
@@ -54,7 +55,7 @@ Status SetServer(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
-Status SetExport(const Settings& s, ServeConfig& c) {
+Status SetExport(const Settings& s, serve::AgentOptions& c) {
   std::optional<prom::MetricSet> metrics = prom::ParseMetricSet(s.Get("metrics"));
   if (!metrics) {
     return Status::InvalidArgument("metrics: '" + s.Get("metrics") +
@@ -74,11 +75,10 @@ Status SetExport(const Settings& s, ServeConfig& c) {
   }
   c.render.hostname_label = label;
   c.hostname = s.Get("hostname");
-  c.counters_path = s.Get("collectors");
   return Status::Ok();
 }
 
-Status SetAnalysis(const Settings& s, ServeConfig& c) {
+Status SetAnalysis(const Settings& s, serve::AgentOptions& c) {
   Result<long> xid_ms = s.Integer("xid-count-window-size");
   if (!xid_ms.ok()) return xid_ms.status();
   c.xid_window_s = static_cast<double>(*xid_ms) / 1000;
@@ -89,7 +89,7 @@ Status SetAnalysis(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
-Status SetAttribution(const Settings& s, ServeConfig& c) {
+Status SetAttribution(const Settings& s, serve::AgentOptions& c) {
   attribution::ServiceOptions& a = c.attribution;
   a.kubernetes = s.Flag("kubernetes");
   const std::string& id_type = s.Get("kubernetes-gpu-id-type");
@@ -118,7 +118,7 @@ Status SetAttribution(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
-Status SetOtlp(const Settings& s, ServeConfig& c) {
+Status SetOtlp(const Settings& s, serve::AgentOptions& c) {
   c.otlp_listen_address = s.Get("otlp-listen-address");
   c.otlp_address_explicit = s.Origin("otlp-listen-address") != "default";
   Result<long> body = s.Integer("otlp-max-request-bytes");  // ranges checked by the table
@@ -145,7 +145,6 @@ Status SetOtlp(const Settings& s, ServeConfig& c) {
   Result<double> expiry = s.Seconds("otlp-series-expiry");
   if (!expiry.ok()) return expiry.status();
   c.otlp_store.expiry_s = *expiry;
-  c.kpi_mapping_file = s.Get("kpi-mapping-file");
   Result<double> window = s.Seconds("kpi-regression-window");
   if (!window.ok()) return window.status();
   c.kpi_regression.recent_s = *window;
@@ -155,27 +154,36 @@ Status SetOtlp(const Settings& s, ServeConfig& c) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<ServeConfig> BuildServeConfig(const Settings& settings) {
-  ServeConfig c;
-  GPUSCOPE_RETURN_IF_ERROR(SetIntervals(settings, c));
-  GPUSCOPE_RETURN_IF_ERROR(SetServer(settings, c));
-  GPUSCOPE_RETURN_IF_ERROR(SetExport(settings, c));
-  GPUSCOPE_RETURN_IF_ERROR(SetAnalysis(settings, c));
-  Result<collect::DeviceSelection> devices = collect::ParseDcgmDevices(settings.Get("devices"));
-  if (!devices.ok()) return devices.status().Context("devices");
-  c.sampler.devices = *devices;
-  GPUSCOPE_RETURN_IF_ERROR(SetAttribution(settings, c));
-  GPUSCOPE_RETURN_IF_ERROR(SetOtlp(settings, c));
-  if (settings.Origin("nvml-lib") != "default") c.nvml.nvml_lib = settings.Get("nvml-lib");
-  c.nvml.simulate = settings.Get("simulate");
-  c.log_level = settings.Get("log-level");
+// The settings only the CLI acts on: files it reads, the NVML choice, logging.
+Status SetCliOnly(const Settings& s, ServeConfig& c) {
+  c.counters_path = s.Get("collectors");
+  c.kpi_mapping_file = s.Get("kpi-mapping-file");
+  if (s.Origin("nvml-lib") != "default") c.nvml.nvml_lib = s.Get("nvml-lib");
+  c.nvml.simulate = s.Get("simulate");
+  c.log_level = s.Get("log-level");
   if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {
     return Status::InvalidArgument("log-level: '" + c.log_level +
                                    "' is not one of debug, info, warn, error");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ServeConfig> BuildServeConfig(const Settings& settings) {
+  ServeConfig c;
+  serve::AgentOptions& a = c.agent;
+  GPUSCOPE_RETURN_IF_ERROR(SetIntervals(settings, a));
+  GPUSCOPE_RETURN_IF_ERROR(SetServer(settings, a));
+  GPUSCOPE_RETURN_IF_ERROR(SetExport(settings, a));
+  GPUSCOPE_RETURN_IF_ERROR(SetAnalysis(settings, a));
+  Result<collect::DeviceSelection> devices = collect::ParseDcgmDevices(settings.Get("devices"));
+  if (!devices.ok()) return devices.status().Context("devices");
+  a.sampler.devices = *devices;
+  GPUSCOPE_RETURN_IF_ERROR(SetAttribution(settings, a));
+  GPUSCOPE_RETURN_IF_ERROR(SetOtlp(settings, a));
+  GPUSCOPE_RETURN_IF_ERROR(SetCliOnly(settings, c));
   return c;
 }
 

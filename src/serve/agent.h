@@ -3,8 +3,8 @@
 // Exporter (exporter.h: health step, diagnosis monitor, self-metrics,
 // pre-rendered bodies), the XID event thread (health) and the HTTP server
 // (http) with the endpoints of endpoints.h. The CLI (src/cli/serve.cc)
-// resolves settings and files into AgentOptions, starts an Agent and turns
-// signals into Poll, SetCounters, ReloadWebConfig and Stop.
+// resolves settings and files into AgentOptions (options.h), starts an Agent
+// and turns signals into Poll, SetCounters, ReloadWebConfig and Stop.
 //
 // NVML missing or down at Start is not fatal: the sampler retries, /health
 // answers 503 with the reason meanwhile, and Poll starts the event thread
@@ -40,37 +40,10 @@
 #include "otlp/store.h"
 #include "serve/exporter.h"
 #include "serve/kpi_join.h"
+#include "serve/options.h"
 #include "web/api.h"
 
 namespace gpuscope::serve {
-
-struct AgentOptions {
-  collect::SamplerOptions sampler;  // nvml_path: the library to open
-  prom::RenderOptions render;       // with the counters set to serve
-  http::ServerOptions server;
-  health::HealthOptions health;
-  analysis::MonitorOptions monitor;
-  std::string hostname;       // replaces the snapshot's host name when not empty
-  double stale_after_s = 3;   // /health turns 503 past this cycle age
-  double xid_window_s = 300;  // the event thread's XID window
-  std::string source;         // what is watched, for logs and the web page
-  // Pod and job labels (attribution/service.h): the kubelet with -k, the
-  // mapping directory when given, Slurm cgroups always.
-  attribution::ServiceOptions attribution;
-  // The OTLP/HTTP metrics receiver (application KPIs, otlp/receiver.h) on its own listener,
-  // with the TLS, client-certificate and basic-auth settings of `server`; empty address: off.
-  // A default address that is taken (an OpenTelemetry Collector on :4318) only logs a
-  // warning; an address the user set fails Start.
-  std::string otlp_listen_address;
-  bool otlp_address_explicit = false;
-  otlp::ReceiverOptions otlp;
-  otlp::StoreOptions otlp_store;
-  otlp::RegressionOptions kpi_regression;       // the kpi_regression finding
-  std::size_t kpi_max_metrics_bytes = 1 << 20;  // application families on /metrics (1 MiB)
-  // Freezes the clock at this unix time (the simulator's frozen time), so
-  // /metrics is byte-identical across runs; durations render as 0.
-  std::optional<double> frozen_time;
-};
 
 class Agent {
  public:

@@ -1,4 +1,5 @@
-// BuildServeConfig: settings -> module options, and its validation messages.
+// BuildServeConfig: settings -> the Agent's options and the CLI's own, and its
+// validation messages.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -23,19 +24,19 @@ Result<ServeConfig> Build(std::vector<std::string> args,
 TEST(ServeConfig, DefaultsMatchTheIssue) {
   auto c = Build({});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->sampler.fast_interval_s, 1.0);
-  EXPECT_EQ(c->sampler.slow_interval_s, 10.0);
-  EXPECT_EQ(c->sampler.pcie_interval_s, 5.0);
-  EXPECT_EQ(c->sampler.window_span_s, 600.0);
-  EXPECT_EQ(c->server.listen_address, ":9400");
-  EXPECT_EQ(c->server.max_connections, 1024u);
-  EXPECT_EQ(c->server.max_connections_per_client, 32u);
-  EXPECT_EQ(c->server.connection_timeout, std::chrono::seconds(10));
-  EXPECT_EQ(c->server.head_timeout, std::chrono::milliseconds(5000));
-  EXPECT_EQ(c->render.metrics, prom::MetricSet::kBoth);
-  EXPECT_EQ(c->stale_after_s, 3.0);
-  EXPECT_EQ(c->xid_window_s, 300.0);
-  EXPECT_FALSE(c->monitor.gpu_hour_price.has_value());
+  EXPECT_EQ(c->agent.sampler.fast_interval_s, 1.0);
+  EXPECT_EQ(c->agent.sampler.slow_interval_s, 10.0);
+  EXPECT_EQ(c->agent.sampler.pcie_interval_s, 5.0);
+  EXPECT_EQ(c->agent.sampler.window_span_s, 600.0);
+  EXPECT_EQ(c->agent.server.listen_address, ":9400");
+  EXPECT_EQ(c->agent.server.max_connections, 1024u);
+  EXPECT_EQ(c->agent.server.max_connections_per_client, 32u);
+  EXPECT_EQ(c->agent.server.connection_timeout, std::chrono::seconds(10));
+  EXPECT_EQ(c->agent.server.head_timeout, std::chrono::milliseconds(5000));
+  EXPECT_EQ(c->agent.render.metrics, prom::MetricSet::kBoth);
+  EXPECT_EQ(c->agent.stale_after_s, 3.0);
+  EXPECT_EQ(c->agent.xid_window_s, 300.0);
+  EXPECT_FALSE(c->agent.monitor.gpu_hour_price.has_value());
   EXPECT_TRUE(c->counters_path.empty());
 }
 
@@ -44,10 +45,10 @@ TEST(ServeConfig, DefaultsMatchTheIssue) {
 TEST(ServeConfig, OtlpReceiverListensOnLoopbackByDefault) {
   auto c = Build({});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->otlp_listen_address, "127.0.0.1:4318");
+  EXPECT_EQ(c->agent.otlp_listen_address, "127.0.0.1:4318");
   auto opened = Build({"--otlp-listen-address", ":4318"});
   ASSERT_TRUE(opened.ok()) << opened.status().message();
-  EXPECT_EQ(opened->otlp_listen_address, ":4318");
+  EXPECT_EQ(opened->agent.otlp_listen_address, ":4318");
 }
 
 TEST(ServeConfig, DcgmExporterFlags) {
@@ -55,21 +56,21 @@ TEST(ServeConfig, DcgmExporterFlags) {
                   "-x", "60000", "-k", "--kubernetes-gpu-id-type", "device-name",
                   "--web-config-file", "/etc/web.yml"});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->server.listen_address, "127.0.0.1:9500");
-  EXPECT_EQ(c->sampler.fast_interval_s, 30.0);
+  EXPECT_EQ(c->agent.server.listen_address, "127.0.0.1:9500");
+  EXPECT_EQ(c->agent.sampler.fast_interval_s, 30.0);
   // Slow and PCIe tiers never run faster than the fast tier.
-  EXPECT_EQ(c->sampler.slow_interval_s, 30.0);
-  EXPECT_EQ(c->sampler.pcie_interval_s, 30.0);
-  EXPECT_EQ(c->stale_after_s, 90.0);
+  EXPECT_EQ(c->agent.sampler.slow_interval_s, 30.0);
+  EXPECT_EQ(c->agent.sampler.pcie_interval_s, 30.0);
+  EXPECT_EQ(c->agent.stale_after_s, 90.0);
   EXPECT_EQ(c->counters_path, "/etc/c.csv");
-  EXPECT_TRUE(c->render.no_hostname);
-  EXPECT_EQ(c->sampler.devices.kind, collect::DeviceSelection::Kind::kGpus);
-  EXPECT_EQ(c->sampler.devices.numbers, (std::vector<unsigned>{0, 2}));
-  EXPECT_EQ(c->xid_window_s, 60.0);
-  EXPECT_TRUE(c->attribution.kubernetes);
-  EXPECT_EQ(c->attribution.kubelet.socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
-  EXPECT_EQ(c->server.web_config_file, "/etc/web.yml");
-  EXPECT_TRUE(ValidateOptions(c->sampler).ok());
+  EXPECT_TRUE(c->agent.render.no_hostname);
+  EXPECT_EQ(c->agent.sampler.devices.kind, collect::DeviceSelection::Kind::kGpus);
+  EXPECT_EQ(c->agent.sampler.devices.numbers, (std::vector<unsigned>{0, 2}));
+  EXPECT_EQ(c->agent.xid_window_s, 60.0);
+  EXPECT_TRUE(c->agent.attribution.kubernetes);
+  EXPECT_EQ(c->agent.attribution.kubelet.socket, "/var/lib/kubelet/pod-resources/kubelet.sock");
+  EXPECT_EQ(c->agent.server.web_config_file, "/etc/web.yml");
+  EXPECT_TRUE(ValidateOptions(c->agent.sampler).ok());
 }
 
 TEST(ServeConfig, AttributionOptions) {
@@ -77,11 +78,11 @@ TEST(ServeConfig, AttributionOptions) {
                   "--nvidia-resource-names", "nvidia.com/gpu.shared,,example.com/gpu"},
                  {{"GPUSCOPE_POD_RESOURCES_KUBELET_SOCKET", "/k/kubelet.sock"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_FALSE(c->attribution.kubernetes);
-  EXPECT_EQ(c->attribution.hpc_job_dir, "/run/jobs");
-  EXPECT_EQ(c->attribution.refresh_s, 30.0);
-  EXPECT_EQ(c->attribution.kubelet.socket, "/k/kubelet.sock");
-  EXPECT_EQ(c->attribution.kubelet.extra_resources,
+  EXPECT_FALSE(c->agent.attribution.kubernetes);
+  EXPECT_EQ(c->agent.attribution.hpc_job_dir, "/run/jobs");
+  EXPECT_EQ(c->agent.attribution.refresh_s, 30.0);
+  EXPECT_EQ(c->agent.attribution.kubelet.socket, "/k/kubelet.sock");
+  EXPECT_EQ(c->agent.attribution.kubelet.extra_resources,
             (std::vector<std::string>{"nvidia.com/gpu.shared", "example.com/gpu"}));
   for (const char* bad : {"0", "50ms", "2h"}) {
     auto refused = Build({"--attribution-refresh", bad});
@@ -96,25 +97,25 @@ TEST(ServeConfig, EnvironmentAndNativeOptions) {
                   {"GPUSCOPE_SIMULATE", "idle-node"},
                   {"GPUSCOPE_HOSTNAME_LABEL", "hostname"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->render.metrics, prom::MetricSet::kNative);
-  EXPECT_EQ(c->render.hostname_label, "hostname");
-  EXPECT_EQ(c->hostname, "node-7");
+  EXPECT_EQ(c->agent.render.metrics, prom::MetricSet::kNative);
+  EXPECT_EQ(c->agent.render.hostname_label, "hostname");
+  EXPECT_EQ(c->agent.hostname, "node-7");
   EXPECT_EQ(c->nvml.simulate, "idle-node");
   EXPECT_TRUE(c->nvml.nvml_lib.empty());  // default: let PrepareNvml choose
-  ASSERT_TRUE(c->monitor.gpu_hour_price.has_value());
-  EXPECT_EQ(*c->monitor.gpu_hour_price, 2.5);
+  ASSERT_TRUE(c->agent.monitor.gpu_hour_price.has_value());
+  EXPECT_EQ(*c->agent.monitor.gpu_hour_price, 2.5);
 }
 
 TEST(ServeConfig, OtlpRequestLimits) {
   auto defaults = Build({});
   ASSERT_TRUE(defaults.ok()) << defaults.status().message();
-  EXPECT_EQ(defaults->otlp.limits.max_points, 20000u);
-  EXPECT_EQ(defaults->otlp.limits.max_elements, 100000u);
+  EXPECT_EQ(defaults->agent.otlp.limits.max_points, 20000u);
+  EXPECT_EQ(defaults->agent.otlp.limits.max_elements, 100000u);
   auto c = Build({"--otlp-max-points-per-request", "500"},
                  {{"GPUSCOPE_OTLP_MAX_ELEMENTS_PER_REQUEST", "4000"}});
   ASSERT_TRUE(c.ok()) << c.status().message();
-  EXPECT_EQ(c->otlp.limits.max_points, 500u);
-  EXPECT_EQ(c->otlp.limits.max_elements, 4000u);
+  EXPECT_EQ(c->agent.otlp.limits.max_points, 500u);
+  EXPECT_EQ(c->agent.otlp.limits.max_elements, 4000u);
 }
 
 TEST(ServeConfig, BadValuesNameTheSetting) {
