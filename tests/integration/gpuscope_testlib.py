@@ -20,8 +20,6 @@ calls need(), which ends it as skipped: exit SKIP_RC, which ctest reports as
 printing "SKIPPED: <test>: <reason>". A skip never passes: under CI=true, a
 missing thing that scripts/setup.sh installs (or CI lays out: ../shared)
 fails the test instead, and main() prints "FAILED: <test>".
-run_script, unittest_main and SoftChecks are the older runners, until every
-script is on main().
 
 Agents started here are checked when they stop: a non-zero exit status or a
 sanitizer report (ASan, LSan, UBSan, TSan) on stderr fails the test.
@@ -130,33 +128,6 @@ def main():
     sys.exit(SKIP_RC if result.skipped else 0)
 
 
-def run_script(main):
-    """Runs a plain test script's main() and exits: with its return value, or
-    SKIP_RC for a skip (need()), or 1 for an AssertionError. Exiting here
-    means no script can drop the status (two did, and could not fail)."""
-    try:
-        status = main() or 0
-    except unittest.SkipTest as e:
-        print("SKIPPED: %s" % e)
-        status = SKIP_RC
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        status = 1
-    sys.exit(status)
-
-
-def unittest_main():
-    """unittest.main for a test script: exit 1 on a failure or no test run,
-    SKIP_RC if any test was skipped (each listed as SKIPPED: test: reason),
-    else 0."""
-    result = unittest.main(exit=False, verbosity=2).result
-    if not result.wasSuccessful() or result.testsRun == 0:
-        sys.exit(1)
-    for test, reason in result.skipped:
-        print("SKIPPED: %s: %s" % (test.id(), reason))
-    sys.exit(SKIP_RC if result.skipped else 0)
-
-
 def sanitizer_report(text):
     """The sanitizer report in a process's output (from its first line), or None."""
     m = SANITIZER_REPORT.search(text or "")
@@ -175,31 +146,6 @@ def check_exit(what, code, output, expected=0):
 def check(cond, message):
     if not cond:
         raise AssertionError(message)
-
-
-class SoftChecks:
-    """Collects failures and carries on, for scripts that report every problem."""
-
-    def __init__(self):
-        self.failures = []
-
-    def __call__(self, cond, message):
-        if not cond:
-            self.failures.append(message)
-            print("FAIL: " + message, file=sys.stderr)
-
-    def run(self, tests):
-        """Runs the test functions; exit status 1 on any failure or no binary."""
-        if not os.path.exists(GPUSCOPE):
-            print("no binary at %s" % GPUSCOPE, file=sys.stderr)
-            return 1
-        for test in tests:
-            test()
-        if self.failures:
-            print("%d failure(s)" % len(self.failures), file=sys.stderr)
-            return 1
-        print("ok")
-        return 0
 
 
 def temp_dir(test, prefix):
