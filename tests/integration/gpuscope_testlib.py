@@ -2,20 +2,24 @@
 only test_*.py). Import it after putting this folder on sys.path:
 
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    from gpuscope_testlib import Serve, check  # noqa: E402
+    from gpuscope_testlib import Serve, check, main  # noqa: E402
 
-Holds the checkout and build paths, free loopback ports, `gpuscope serve` and
-one-shot `gpuscope` runs, HTTP GET, real Prometheus / Alertmanager daemons in
-a work folder with PromQL queries, promtool, and the checks every alert rule
-file must pass.
+Holds the runner, the checkout and build paths, free loopback ports,
+`gpuscope serve` and one-shot `gpuscope` runs, HTTP GET, the exposition
+parser (parse_exposition, from exposition.py), real Prometheus /
+Alertmanager daemons in a work folder with PromQL queries, promtool, and the
+checks every alert rule file must pass.
+
+Every test script holds unittest.TestCase classes (check() fails a test as
+the assert methods do) and ends with `if __name__ == "__main__": main()`,
+which runs them in the order written and exits with the script's status.
 
 Skips: a test that cannot run here (a tool or the reference data missing)
 calls need(), which ends it as skipped: exit SKIP_RC, which ctest reports as
 "Skipped" (every integration test has SKIP_RETURN_CODE set in CMakeLists.txt),
-printing "SKIPPED: <reason>". A skip never passes: under CI=true, a missing
-thing that scripts/setup.sh installs (or CI lays out: ../shared) fails instead.
-Plain scripts end with `run_script(main)`, unittest ones with
-`unittest_main()`; both exit with the test's status.
+printing "SKIPPED: <test>: <reason>". A skip never passes: under CI=true, a
+missing thing that scripts/setup.sh installs (or CI lays out: ../shared)
+fails the test instead, and main() prints "FAILED: <test>".
 
 Agents started here are checked when they stop: a non-zero exit status or a
 sanitizer report (ASan, LSan, UBSan, TSan) on stderr fails the test.
@@ -37,6 +41,8 @@ import unittest
 import urllib.error
 import urllib.parse
 import urllib.request
+
+from exposition import parse_exposition  # noqa: F401 (the tests' one parser)
 
 SOURCE_DIR = os.path.abspath(os.environ.get(
     "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")))
@@ -60,9 +66,9 @@ SANITIZER_REPORT = re.compile(r"ERROR: \w*Sanitizer|^\S+:\d+:\d+: runtime error:
 
 def need(available, reason, setup_installs=True):
     """Skips the calling test unless available. Raises unittest.SkipTest
-    (run_script and unittest_main turn it into exit SKIP_RC), or, under
-    CI=true when setup_installs (scripts/setup.sh or CI provides it), an
-    AssertionError: in CI a missing tool is a failure, never a skip."""
+    (main() turns it into exit SKIP_RC), or, under CI=true when
+    setup_installs (scripts/setup.sh or CI provides it), an AssertionError:
+    in CI a missing tool is a failure, never a skip."""
     if available:
         return
     if setup_installs and IN_CI:
@@ -88,27 +94,34 @@ def need_shared_data(name):
     return path
 
 
-def run_script(main):
-    """Runs a plain test script's main() and exits: with its return value, or
-    SKIP_RC for a skip (need()), or 1 for an AssertionError. Exiting here
-    means no script can drop the status (two did, and could not fail)."""
-    try:
-        status = main() or 0
-    except unittest.SkipTest as e:
-        print("SKIPPED: %s" % e)
-        status = SKIP_RC
-    except AssertionError as e:
-        print("FAIL: %s" % e)
-        status = 1
-    sys.exit(status)
+class _WrittenOrderLoader(unittest.TestLoader):
+    """Loads a module's TestCases, and each one's tests, in the order written
+    (unittest sorts by name): a script's steps read top to bottom."""
+
+    def getTestCaseNames(self, case_class):
+        order = {}
+        for klass in case_class.__mro__:
+            for name in vars(klass):
+                order.setdefault(name, len(order))
+        return sorted(super().getTestCaseNames(case_class), key=order.__getitem__)
+
+    def loadTestsFromModule(self, module, *args, **kwargs):
+        cases = [c for c in vars(module).values()
+                 if isinstance(c, type) and issubclass(c, unittest.TestCase)]
+        return self.suiteClass(self.loadTestsFromTestCase(c) for c in cases)
 
 
-def unittest_main():
-    """unittest.main for a test script: exit 1 on a failure or no test run,
-    SKIP_RC if any test was skipped (each listed as SKIPPED: test: reason),
+def main():
+    """The entry point of every test script (`if __name__ == "__main__":
+    main()`): runs its unittest.TestCases in the order written and exits 1
+    on a failure or error (each listed as FAILED: test) or when no test ran,
+    SKIP_RC when a test was skipped (each listed as SKIPPED: test: reason),
     else 0."""
-    result = unittest.main(exit=False, verbosity=2).result
-    if not result.wasSuccessful() or result.testsRun == 0:
+    result = unittest.main(module="__main__", testLoader=_WrittenOrderLoader(), exit=False,
+                           verbosity=2).result
+    for test, _ in result.failures + result.errors:
+        print("FAILED: %s" % test.id())
+    if not result.wasSuccessful() or (result.testsRun == 0 and not result.skipped):
         sys.exit(1)
     for test, reason in result.skipped:
         print("SKIPPED: %s: %s" % (test.id(), reason))
@@ -135,29 +148,11 @@ def check(cond, message):
         raise AssertionError(message)
 
 
-class SoftChecks:
-    """Collects failures and carries on, for scripts that report every problem."""
-
-    def __init__(self):
-        self.failures = []
-
-    def __call__(self, cond, message):
-        if not cond:
-            self.failures.append(message)
-            print("FAIL: " + message, file=sys.stderr)
-
-    def run(self, tests):
-        """Runs the test functions; exit status 1 on any failure or no binary."""
-        if not os.path.exists(GPUSCOPE):
-            print("no binary at %s" % GPUSCOPE, file=sys.stderr)
-            return 1
-        for test in tests:
-            test()
-        if self.failures:
-            print("%d failure(s)" % len(self.failures), file=sys.stderr)
-            return 1
-        print("ok")
-        return 0
+def temp_dir(test, prefix):
+    """A new temporary folder, removed (whatever is left in it) when the
+    test ends."""
+    return test.enterContext(tempfile.TemporaryDirectory(prefix=prefix,
+                                                         ignore_cleanup_errors=True))
 
 
 def wait_until(predicate, what, timeout=10):

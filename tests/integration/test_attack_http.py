@@ -26,9 +26,10 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check, main  # noqa: E402
 
 ATTACK_S = 7.0
 SCRAPE_EVERY_S = 0.2
@@ -302,35 +303,39 @@ def bcrypt_users(d):
     return path
 
 
-def main():
-    args = ["--simulate", "training-8xh100", "-a", TARGET + ":0"]
-    with Serve(args) as s:
-        s.wait_healthy()
-        phase("baseline", s.port)
-        stats = phase("slowloris", s.port, slowloris)
-        check(stats["cut"] > 0, "slowloris connections were never cut: %s" % stats)
-        stats = phase("half-close", s.port, half_close)
-        check(stats["half_closed"] > 0 and stats["closed_by_server"] == stats["half_closed"],
-              "half-closed connections left open by the server: %s" % stats)
-        phase("partial-8/s", s.port, partial_requests)
-        phase("burst-500", s.port, burst)
-    with tempfile.TemporaryDirectory() as d:
-        with Serve(args + ["--web-config-file", bcrypt_users(d)]) as s:
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                status, _, _ = s.get("/metrics", headers={"Authorization": GOOD_AUTH})
-                if status == 200:
-                    break
-                time.sleep(0.1)
-            # One attacker: after its burst of failures it is answered 429 without bcrypt.
-            stats = phase("wrong-pw-1-addr", s.port, wrong_passwords(1), GOOD_AUTH)
-            check(stats.get(429, 0) > 0, "wrong passwords were never rate-limited: %s" % stats)
-            check(stats.get(200, 0) == 0, "a wrong password was accepted: %s" % stats)
-            # Spread over 16 addresses, the rate limit allows more; the bounded bcrypt pool
-            # keeps the cached scraper served regardless.
-            stats = phase("wrong-pw-16-addr", s.port, wrong_passwords(16), GOOD_AUTH)
-            check(stats.get(200, 0) == 0, "a wrong password was accepted: %s" % stats)
-    print("ok")
+ARGS = ["--simulate", "training-8xh100", "-a", TARGET + ":0"]
+
+
+class AttackHttpTest(unittest.TestCase):
+    def test_connection_attacks(self):
+        with Serve(ARGS) as s:
+            s.wait_healthy()
+            phase("baseline", s.port)
+            stats = phase("slowloris", s.port, slowloris)
+            check(stats["cut"] > 0, "slowloris connections were never cut: %s" % stats)
+            stats = phase("half-close", s.port, half_close)
+            check(stats["half_closed"] > 0 and stats["closed_by_server"] == stats["half_closed"],
+                  "half-closed connections left open by the server: %s" % stats)
+            phase("partial-8/s", s.port, partial_requests)
+            phase("burst-500", s.port, burst)
+
+    def test_wrong_passwords(self):
+        with tempfile.TemporaryDirectory() as d:
+            with Serve(ARGS + ["--web-config-file", bcrypt_users(d)]) as s:
+                deadline = time.monotonic() + 30
+                while time.monotonic() < deadline:
+                    status, _, _ = s.get("/metrics", headers={"Authorization": GOOD_AUTH})
+                    if status == 200:
+                        break
+                    time.sleep(0.1)
+                # One attacker: after its burst of failures it is answered 429 without bcrypt.
+                stats = phase("wrong-pw-1-addr", s.port, wrong_passwords(1), GOOD_AUTH)
+                check(stats.get(429, 0) > 0, "wrong passwords were never rate-limited: %s" % stats)
+                check(stats.get(200, 0) == 0, "a wrong password was accepted: %s" % stats)
+                # Spread over 16 addresses, the rate limit allows more; the bounded bcrypt pool
+                # keeps the cached scraper served regardless.
+                stats = phase("wrong-pw-16-addr", s.port, wrong_passwords(16), GOOD_AUTH)
+                check(stats.get(200, 0) == 0, "a wrong password was accepted: %s" % stats)
 
 
 if __name__ == "__main__":

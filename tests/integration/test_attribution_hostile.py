@@ -14,12 +14,11 @@ status 0 (it used to block the attribution thread forever, and the agent
 never exited).
 """
 import os
-import shutil
 import sys
-import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, need, run_script  # noqa: E402
+from gpuscope_testlib import Serve, check, main, need, temp_dir  # noqa: E402
 
 try:
     from fake_cri import FakeCri
@@ -40,49 +39,44 @@ def write_cgroups(proc, cgroups):
             f.write(text)
 
 
-def check_forged(work):
-    proc = os.path.join(work, "proc-forged")
-    write_cgroups(proc, {41200: USER + "docker-%s.scope\n" % VICTIM,
-                         41201: USER + "slurmstepd.scope/job_4242/step_0\n",
-                         41202: "0::/mine/slurm/uid_0/job_4243/step_0\n",
-                         41203: REAL_JOB})
-    cri = FakeCri(os.path.join(work, "cri.sock"), [(VICTIM, "victim", "db-0", "main")])
-    cri.start()
-    try:
-        with Serve(ARGS + ["--proc-root", proc, "--container-runtime-socket",
-                           cri.socket_path]) as agent:
-            body = agent.wait_metrics(lambda b: 'hpc_job="777"' in b, "the real job")
-            check(cri.calls > 0 and 'gpuscope_attribution_up{source="cri"} 1' in body,
-                  "the CRI was asked: %s" % [l for l in body.splitlines() if "attribution_up" in l])
-            for forged in ('namespace="victim"', 'pod="db-0"', 'hpc_job="4242"',
-                           'hpc_job="4243"'):
-                check(forged not in body, "forged label %s on: %s" % (
-                    forged, [l for l in body.splitlines() if forged in l][:3]))
-    finally:
-        cri.stop()
+class AttributionHostileTest(unittest.TestCase):
+    def setUp(self):
+        self.work = temp_dir(self, "gpuscope-hostile-")
 
+    def test_forged(self):
+        need(FakeCri is not None, "python3-grpcio missing")
+        proc = os.path.join(self.work, "proc-forged")
+        write_cgroups(proc, {41200: USER + "docker-%s.scope\n" % VICTIM,
+                             41201: USER + "slurmstepd.scope/job_4242/step_0\n",
+                             41202: "0::/mine/slurm/uid_0/job_4243/step_0\n",
+                             41203: REAL_JOB})
+        cri = FakeCri(os.path.join(self.work, "cri.sock"), [(VICTIM, "victim", "db-0", "main")])
+        cri.start()
+        try:
+            with Serve(ARGS + ["--proc-root", proc, "--container-runtime-socket",
+                               cri.socket_path]) as agent:
+                body = agent.wait_metrics(lambda b: 'hpc_job="777"' in b, "the real job")
+                check(cri.calls > 0 and 'gpuscope_attribution_up{source="cri"} 1' in body,
+                      "the CRI was asked: %s"
+                      % [l for l in body.splitlines() if "attribution_up" in l])
+                for forged in ('namespace="victim"', 'pod="db-0"', 'hpc_job="4242"',
+                               'hpc_job="4243"'):
+                    check(forged not in body, "forged label %s on: %s" % (
+                        forged, [l for l in body.splitlines() if forged in l][:3]))
+        finally:
+            cri.stop()
 
-def check_fifo(work):
-    proc = os.path.join(work, "proc-fifo")
-    write_cgroups(proc, {41203: REAL_JOB})
-    os.makedirs(os.path.join(proc, "41200"))
-    os.mkfifo(os.path.join(proc, "41200", "cgroup"))  # read first: GPU 0
-    agent = Serve(ARGS + ["--proc-root", proc])
-    try:
-        agent.wait_metrics(lambda b: 'hpc_job="777"' in b, "the job read after the FIFO")
-    finally:
-        agent.stop(timeout=20)  # fails unless SIGTERM ends it with status 0
-
-
-def main():
-    need(FakeCri is not None, "python3-grpcio missing")
-    work = tempfile.mkdtemp(prefix="gpuscope-hostile-")
-    try:
-        check_forged(work)
-        check_fifo(work)
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+    def test_fifo(self):
+        proc = os.path.join(self.work, "proc-fifo")
+        write_cgroups(proc, {41203: REAL_JOB})
+        os.makedirs(os.path.join(proc, "41200"))
+        os.mkfifo(os.path.join(proc, "41200", "cgroup"))  # read first: GPU 0
+        agent = Serve(ARGS + ["--proc-root", proc])
+        try:
+            agent.wait_metrics(lambda b: 'hpc_job="777"' in b, "the job read after the FIFO")
+        finally:
+            agent.stop(timeout=20)  # fails unless SIGTERM ends it with status 0
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

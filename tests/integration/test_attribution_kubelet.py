@@ -16,42 +16,29 @@ Checks, in one run:
 - an answer of 1,000 pods over 4 MiB is read.
 """
 import os
-import re
 import sys
-import tempfile
 import threading
-import time
+import unittest
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (PROMETHEUS, Prometheus, Serve, check, need,  # noqa: E402
-                              need_tool, run_script)
+from gpuscope_testlib import (PROMETHEUS, Prometheus, Serve, check, main, need,  # noqa: E402
+                              need_tool, parse_exposition, temp_dir)
 
 try:
     from fake_kubelet import FakeKubelet, encode_pods
 except ImportError:  # python3-grpcio, installed by scripts/setup.sh
     FakeKubelet = None
 
-SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
-
-
 def series(body):
-    """(name, {label: value}) of every sample line."""
-    out = []
-    for line in body.splitlines():
-        m = SERIES.match(line)
-        if m:
-            labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2)))
-            out.append((m.group(1), labels))
-    return out
+    """(name, {label: value}) of every sample with labels."""
+    return [(s.name, s.labels) for s in parse_exposition(body).samples if s.labels]
 
 
 def metrics(agent):
     status, _, body = agent.get("/metrics")
     check(status == 200, "scrape answered %s" % status)
     return body
-
-
 
 
 def devices(body):
@@ -74,9 +61,9 @@ def check_labels(body, gpus, migs):
     for name, labels in series(body):
         if "gpu" not in labels or name == "gpuscope_collector_up":
             continue  # collector_up keeps its own gpu label only (self-metric)
-        key = tuple(sorted(labels.items()))
+        key = (name,) + tuple(sorted(labels.items()))
         check(key not in seen, "duplicate series %s %s" % (name, labels))
-        seen.add((name,) + key)
+        seen.add(key)
         per_gpu += 1
         instance = labels.get("GPU_I_ID", labels.get("gpu_instance", ""))
         owners.setdefault((labels["gpu"], instance), set()).add(labels.get("pod", ""))
@@ -145,49 +132,53 @@ def check_promql_join(workdir, agent):
         app.shutdown()
 
 
-def main():
-    need(FakeKubelet is not None, "python3-grpcio not installed (Debian package python3-grpcio)")
-    need_tool(PROMETHEUS, "prometheus")
-    workdir = tempfile.mkdtemp(prefix="gpuscope-attribution-")
-    socket_path = os.path.join(workdir, "kubelet.sock")
-    kubelet = FakeKubelet(socket_path)
-    with Serve(["--simulate", "mixed-node", "-k", "--pod-resources-kubelet-socket", socket_path,
-                "--attribution-refresh", "1s", "-c", "500"]) as agent:
-        agent.wait_healthy()
-        body = metrics(agent)
-        check('gpuscope_attribution_up{source="kubelet"} 0' in body, "kubelet down at start")
-        check('pod="' not in body, "no pod labels without a kubelet")
-        gpus, migs = devices(body)
-        check(len(gpus) == 8 and len(migs) == 3, "inventory %s %s" % (gpus, migs))
+class AttributionKubeletTest(unittest.TestCase):
+    def test_pods_label_series_and_follow_the_kubelet(self):
+        need(FakeKubelet is not None,
+             "python3-grpcio not installed (Debian package python3-grpcio)")
+        need_tool(PROMETHEUS, "prometheus")
+        workdir = temp_dir(self, "gpuscope-attribution-")
+        socket_path = os.path.join(workdir, "kubelet.sock")
+        kubelet = FakeKubelet(socket_path)
+        with Serve(["--simulate", "mixed-node", "-k", "--pod-resources-kubelet-socket",
+                    socket_path, "--attribution-refresh", "1s", "-c", "500"]) as agent:
+            agent.wait_healthy()
+            body = metrics(agent)
+            check('gpuscope_attribution_up{source="kubelet"} 0' in body, "kubelet down at start")
+            check('pod="' not in body, "no pod labels without a kubelet")
+            gpus, migs = devices(body)
+            check(len(gpus) == 8 and len(migs) == 3, "inventory %s %s" % (gpus, migs))
 
-        kubelet.set_pods(pods(gpus, migs))
-        kubelet.start()
-        body = agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="kubelet"} 1' in b
-                          and 'pod="slice-b-0"' in b, "labels after the kubelet came up")
-        check_labels(body, gpus, migs)
-        check_promql_join(workdir, agent)
+            kubelet.set_pods(pods(gpus, migs))
+            kubelet.start()
+            body = agent.wait_metrics(
+                lambda b: 'gpuscope_attribution_up{source="kubelet"} 1' in b
+                and 'pod="slice-b-0"' in b, "labels after the kubelet came up")
+            check_labels(body, gpus, migs)
+            check_promql_join(workdir, agent)
 
-        # The kubelet restarts; while it is gone the labels go, then follow its new answer.
-        kubelet.stop()
-        agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="kubelet"} 0' in b
-                   and 'pod="' not in b, "labels gone while the kubelet is down")
-        kubelet.set_pods([("ml", "next-q7x4z", "main", "nvidia.com/gpu", [gpus["3"]])])
-        kubelet.start()
-        body = agent.wait_metrics(lambda b: 'pod="next-q7x4z"' in b, "labels after a restart")
-        check('pod="trainer-7d9f8c6b4-x2kq9"' not in body, "old pods are gone")
+            # The kubelet restarts; while it is gone the labels go, then follow its new answer.
+            kubelet.stop()
+            agent.wait_metrics(lambda b: 'gpuscope_attribution_up{source="kubelet"} 0' in b
+                               and 'pod="' not in b, "labels gone while the kubelet is down")
+            kubelet.set_pods([("ml", "next-q7x4z", "main", "nvidia.com/gpu", [gpus["3"]])])
+            kubelet.start()
+            body = agent.wait_metrics(lambda b: 'pod="next-q7x4z"' in b, "labels after a restart")
+            check('pod="trainer-7d9f8c6b4-x2kq9"' not in body, "old pods are gone")
 
-        # A thousand pods with long names, three of them on GPUs (most pods of a
-        # node hold no GPU, but the kubelet lists them all): over gRPC's 4 MiB default.
-        many = [("ns-%d" % (i % 20), "pod-%d-%s" % (i, "p" * 5000), "c",
-                 "nvidia.com/gpu" if i >= 997 else "example.com/nic",
-                 [gpus[str(i % 3)] if i >= 997 else "nic%d" % i]) for i in range(1000)]
-        check(len(encode_pods(many)) > 4 * 1024 * 1024, "the answer is over 4 MiB")
-        kubelet.set_pods(many)
-        body = agent.wait_metrics(lambda b: 'pod="pod-999-' in b, "1,000-pod answer", timeout=60)
-        check('pod="pod-996-' not in body, "pods without GPUs label nothing")
-        kubelet.stop()
-    print("attribution: kubelet labels, restart, join and 4 MiB answer OK")
+            # A thousand pods with long names, three of them on GPUs (most pods of a
+            # node hold no GPU, but the kubelet lists them all): over gRPC's 4 MiB default.
+            many = [("ns-%d" % (i % 20), "pod-%d-%s" % (i, "p" * 5000), "c",
+                     "nvidia.com/gpu" if i >= 997 else "example.com/nic",
+                     [gpus[str(i % 3)] if i >= 997 else "nic%d" % i]) for i in range(1000)]
+            check(len(encode_pods(many)) > 4 * 1024 * 1024, "the answer is over 4 MiB")
+            kubelet.set_pods(many)
+            body = agent.wait_metrics(lambda b: 'pod="pod-999-' in b, "1,000-pod answer",
+                                      timeout=60)
+            check('pod="pod-996-' not in body, "pods without GPUs label nothing")
+            kubelet.stop()
+        print("attribution: kubelet labels, restart, join and 4 MiB answer OK")
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

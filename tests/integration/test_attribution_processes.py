@@ -13,13 +13,13 @@ The summary and `health --json` say whose each process is.
 """
 import json
 import os
-import re
 import shutil
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, need, run, run_script  # noqa: E402
+from gpuscope_testlib import Serve, check, main, need, parse_exposition, run  # noqa: E402
 
 try:
     from fake_cri import FakeCri
@@ -46,19 +46,13 @@ gpus:
     processes:
       - {pid: 5200, name: python3, used_memory_gib: 20, gpu_instance: 0}
 """
-SERIES = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)\{(.*)\} (\S+)$')
 CONTAINERD = ("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod0f9e8d7c_6b5a_"
               "4c3d_9e2f_1a0b9c8d7e6f.slice/cri-containerd-%s.scope\n")
 
 
 def series(body, family):
-    out = []
-    for line in body.splitlines():
-        m = SERIES.match(line)
-        if m and m.group(1) == family:
-            labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', m.group(2)))
-            out.append((labels, float(m.group(3))))
-    return out
+    """(labels, value) of each sample named family."""
+    return [(s.labels, s.value) for s in parse_exposition(body).find(family)]
 
 
 def write_proc(root):
@@ -70,8 +64,6 @@ def write_proc(root):
         os.makedirs(os.path.join(root, str(pid)))
         with open(os.path.join(root, str(pid), "cgroup"), "w") as f:
             f.write(text)
-
-
 
 
 def check_metrics(body, mig_gi):
@@ -134,53 +126,55 @@ def check_commands(common):
           "health --json processes: %s" % gpus[1]["processes"])
 
 
-def main():
-    need(FakeKubelet is not None, "python3-grpcio missing")
-    work = tempfile.mkdtemp(prefix="gpuscope-procattr-")
-    kubelet = cri = None
-    try:
-        proc = os.path.join(work, "proc")
-        write_proc(proc)
-        scenario = os.path.join(work, "node.yaml")
-        with open(scenario, "w") as f:
-            f.write(SCENARIO)
-        kubelet = FakeKubelet(os.path.join(work, "kubelet.sock"))
-        kubelet.start()
-        cri = FakeCri(os.path.join(work, "cri.sock"), [
-            ("a" * 64, "ml", "trainer-7d9f8c6b4-x2kq9", "main"),
-            ("b" * 64, "inf", "api-b2c4d", "srv"), ("c" * 64, "inf", "web-x2kq9", "srv"),
-            ("d" * 64, "ml", "slice-a-0", "c")])
-        cri.start()
-        # The options the CLI commands share with serve (serve also takes -k).
-        common = ["--simulate", scenario, "--kubernetes", "--pod-resources-kubelet-socket",
-                  kubelet.socket_path, "--container-runtime-socket", cri.socket_path,
-                  "--proc-root", proc, "--process-names"]
-        # --profile full: the MIG check reads the native GPM ratios.
-        args = common + ["--process-series", "2", "--slow-interval", "1s",
-                         "--attribution-refresh", "500ms", "-c", "200", "--profile", "full"]
-        with Serve(args) as agent:
-            body = agent.wait_metrics(lambda b: "gpuscope_gpu_info" in b, "first scrape")
-            info = series(body, "gpuscope_gpu_info")
-            gpus = {l["gpu"]: l["uuid"] for l, _ in info if "gpu_instance" not in l}
-            migs = sorted((l["gpu_instance"], l["uuid"], l["mig_profile"]) for l, _ in info
-                          if "gpu_instance" in l)
-            big = [m for m in migs if m[2] == "3g.40gb"][0]
-            kubelet.set_pods([
-                ("ml", "trainer-7d9f8c6b4-x2kq9", "main", "nvidia.com/gpu", [gpus["0"]]),
-                ("inf", "web-x2kq9", "srv", "nvidia.com/gpu", [gpus["1"] + "::0"]),
-                ("inf", "api-b2c4d", "srv", "nvidia.com/gpu", [gpus["1"] + "::1"]),
-                ("ml", "slice-a-0", "c", "nvidia.com/mig-3g.40gb", [big[1]])])
-            body = agent.wait_metrics(lambda b: 'pod="slice-a-0",container="c",workload="slice-a"'
-                             ',pid="5200"' in b and 'pid="5101"' in b, "process labels")
-            check_metrics(body, big[0])
-            check_mig_activity(agent, big[0])
-        check_commands(common)
-    finally:
-        for server in (kubelet, cri):
-            if server:
-                server.stop()
-        shutil.rmtree(work, ignore_errors=True)
+class AttributionProcessesTest(unittest.TestCase):
+    def test_processes_named_by_pod(self):
+        need(FakeKubelet is not None, "python3-grpcio missing")
+        work = tempfile.mkdtemp(prefix="gpuscope-procattr-")
+        kubelet = cri = None
+        try:
+            proc = os.path.join(work, "proc")
+            write_proc(proc)
+            scenario = os.path.join(work, "node.yaml")
+            with open(scenario, "w") as f:
+                f.write(SCENARIO)
+            kubelet = FakeKubelet(os.path.join(work, "kubelet.sock"))
+            kubelet.start()
+            cri = FakeCri(os.path.join(work, "cri.sock"), [
+                ("a" * 64, "ml", "trainer-7d9f8c6b4-x2kq9", "main"),
+                ("b" * 64, "inf", "api-b2c4d", "srv"), ("c" * 64, "inf", "web-x2kq9", "srv"),
+                ("d" * 64, "ml", "slice-a-0", "c")])
+            cri.start()
+            # The options the CLI commands share with serve (serve also takes -k).
+            common = ["--simulate", scenario, "--kubernetes", "--pod-resources-kubelet-socket",
+                      kubelet.socket_path, "--container-runtime-socket", cri.socket_path,
+                      "--proc-root", proc, "--process-names"]
+            # --profile full: the MIG check reads the native GPM ratios.
+            args = common + ["--process-series", "2", "--slow-interval", "1s",
+                             "--attribution-refresh", "500ms", "-c", "200", "--profile", "full"]
+            with Serve(args) as agent:
+                body = agent.wait_metrics(lambda b: "gpuscope_gpu_info" in b, "first scrape")
+                info = series(body, "gpuscope_gpu_info")
+                gpus = {l["gpu"]: l["uuid"] for l, _ in info if "gpu_instance" not in l}
+                migs = sorted((l["gpu_instance"], l["uuid"], l["mig_profile"]) for l, _ in info
+                              if "gpu_instance" in l)
+                big = [m for m in migs if m[2] == "3g.40gb"][0]
+                kubelet.set_pods([
+                    ("ml", "trainer-7d9f8c6b4-x2kq9", "main", "nvidia.com/gpu", [gpus["0"]]),
+                    ("inf", "web-x2kq9", "srv", "nvidia.com/gpu", [gpus["1"] + "::0"]),
+                    ("inf", "api-b2c4d", "srv", "nvidia.com/gpu", [gpus["1"] + "::1"]),
+                    ("ml", "slice-a-0", "c", "nvidia.com/mig-3g.40gb", [big[1]])])
+                body = agent.wait_metrics(
+                    lambda b: 'pod="slice-a-0",container="c",workload="slice-a",pid="5200"' in b
+                    and 'pid="5101"' in b, "process labels")
+                check_metrics(body, big[0])
+                check_mig_activity(agent, big[0])
+            check_commands(common)
+        finally:
+            for server in (kubelet, cri):
+                if server:
+                    server.stop()
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

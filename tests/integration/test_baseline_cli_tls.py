@@ -14,7 +14,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, PROMETHEUS, free_port, need, need_tool,  # noqa: E402
-                              run, stop_process, unittest_main, wait_until)
+                              run, stop_process, main, wait_until)
 from test_serve_tls import bcrypt, make_ca, make_cert, write  # noqa: E402
 
 
@@ -103,4 +103,4 @@ class BaselineCliTlsTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, GPUSCOPE, SOURCE_DIR, need, need_tool,  # noqa: E402
-                              run, unittest_main, wait_until)
+                              run, main, wait_until)
 
 A100 = "NVIDIA A100-SXM4-80GB"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -159,4 +159,4 @@ class BaselineHistoryTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

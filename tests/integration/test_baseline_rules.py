@@ -12,7 +12,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, RULE_TESTS_DIR, RULES_DIR, RUNBOOKS,  # noqa: E402
                               AlertRuleFileChecks, need, need_tool, promtool, run,
-                              unittest_main)
+                              main)
 
 
 class BaselineRulesTest(AlertRuleFileChecks, unittest.TestCase):
@@ -72,4 +72,4 @@ class BaselineRulesTest(AlertRuleFileChecks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

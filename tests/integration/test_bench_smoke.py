@@ -22,7 +22,7 @@ import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import need, need_tool, unittest_main  # noqa: E402
+from gpuscope_testlib import need, need_tool, main  # noqa: E402
 
 SRC = os.path.abspath(os.environ.get(
     "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -131,4 +131,4 @@ class HarnessSmoke(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

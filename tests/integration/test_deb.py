@@ -21,9 +21,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import SOURCE_DIR, check, need_tool, run_script  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, check, need_tool, main  # noqa: E402
 from packaging import check_runs, stage  # noqa: E402
 
 EXPECTED_FILES = ["./usr/bin/gpuscope", "./usr/lib/gpuscope/libgpuscope-grpc.so",
@@ -98,17 +99,18 @@ def check_extracted(deb, workdir, version):
                                                            "gpuscope.yaml")])
 
 
-def main():
-    for tool, package in (("dpkg-deb", "dpkg"), ("dpkg-shlibdeps", "dpkg-dev"),
-                          ("lintian", "lintian")):
-        need_tool(tool, package)
-    with tempfile.TemporaryDirectory() as workdir:
-        deb = build_deb(workdir)
-        version = check_contents(deb)
-        check_lintian(deb)
-        check_extracted(deb, workdir, version)
-    print("deb: %s checked" % os.path.basename(deb))
+class DebTest(unittest.TestCase):
+    def test_package_contents_lintian_and_run(self):
+        for tool, package in (("dpkg-deb", "dpkg"), ("dpkg-shlibdeps", "dpkg-dev"),
+                              ("lintian", "lintian")):
+            need_tool(tool, package)
+        with tempfile.TemporaryDirectory() as workdir:
+            deb = build_deb(workdir)
+            version = check_contents(deb)
+            check_lintian(deb)
+            check_extracted(deb, workdir, version)
+        print("deb: %s checked" % os.path.basename(deb))
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

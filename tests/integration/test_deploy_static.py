@@ -29,7 +29,7 @@ import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import need, need_tool, unittest_main  # noqa: E402
+from gpuscope_testlib import need, need_tool, main  # noqa: E402
 
 SRC = os.path.abspath(os.environ.get(
     "GPUSCOPE_SOURCE_DIR", os.path.join(os.path.dirname(__file__), "..", "..")))
@@ -454,4 +454,4 @@ class Scenarios(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

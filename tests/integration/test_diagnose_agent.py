@@ -20,11 +20,12 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, Serve, check, free_port, need_tool,  # noqa: E402
-                              run_script, wait_until)
+                              main, wait_until)
 from test_serve_tls import bcrypt, make_ca, make_cert, write  # noqa: E402
 
 SCENARIO = """
@@ -104,91 +105,93 @@ def gpu_blocks(text):
     return blocks
 
 
-def main():
-    need_tool("openssl", "openssl")
-    need_tool("htpasswd", "apache2-utils")
-    d = tempfile.mkdtemp(prefix="gpuscope-diagnose-agent-")
-    ca_key, ca = make_ca(d, "ca")
-    skey, scrt = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
-    pw = write(os.path.join(d, "pw"), "s3cret\n")
-    web = write(os.path.join(d, "web.yml"),
-                "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
-                "basic_auth_users:\n  ops: '%s'\n" % (scrt, skey, bcrypt("ops", "s3cret")))
-    scenario = write(os.path.join(d, "node.yaml"), SCENARIO)
-    otlp_port = free_port()
-    context = ssl.create_default_context(cafile=ca)
-    with Serve(["--simulate", scenario, "-c", "500", "--web-config-file", web,
-                "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
-                "--kpi-regression-window", "5s"], scheme="https") as serve:
-        base = serve.base
-        pusher = Pusher("https://127.0.0.1:%d/v1/metrics" % otlp_port, context)
-        pusher.start()
-        # The pusher runs until every check is done: a regression is judged on fresh
-        # points in its recent span (stopping it early made the text check flaky).
-        try:
-            last, first_regressed = [], []
-
-            def regressed():
-                p = diagnose(base, "--json", ca=ca, auth=pw)
-                last[:] = [p.returncode, p.stdout[-3000:], p.stderr[-1000:]]
-                if p.returncode != 0:
-                    return False
-                doc = json.loads(p.stdout)
-                if not any(k.get("regressed") for k in doc["gpus"][0].get("kpis", [])):
-                    return False
-                first_regressed.append(doc)
-                return True
+class DiagnoseAgentTest(unittest.TestCase):
+    def test_kpi_regression_over_tls_and_auth(self):
+        need_tool("openssl", "openssl")
+        need_tool("htpasswd", "apache2-utils")
+        d = tempfile.mkdtemp(prefix="gpuscope-diagnose-agent-")
+        ca_key, ca = make_ca(d, "ca")
+        skey, scrt = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
+        pw = write(os.path.join(d, "pw"), "s3cret\n")
+        web = write(os.path.join(d, "web.yml"),
+                    "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  ops: '%s'\n" % (scrt, skey, bcrypt("ops", "s3cret")))
+        scenario = write(os.path.join(d, "node.yaml"), SCENARIO)
+        otlp_port = free_port()
+        context = ssl.create_default_context(cafile=ca)
+        with Serve(["--simulate", scenario, "-c", "500", "--web-config-file", web,
+                    "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
+                    "--kpi-regression-window", "5s"], scheme="https") as serve:
+            base = serve.base
+            pusher = Pusher("https://127.0.0.1:%d/v1/metrics" % otlp_port, context)
+            pusher.start()
+            # The pusher runs until every check is done: a regression is judged on fresh
+            # points in its recent span (stopping it early made the text check flaky).
             try:
-                wait_until(regressed, "diagnose --agent --json to show the step-time regression",
-                           timeout=40)
-            except AssertionError:
-                print("last diagnose --agent --json: %s\nOTLP push errors: %s\nagent log:\n%s"
-                      % (last, pusher.errors[:3], serve.output()[-3000:]))
-                raise
+                last, first_regressed = [], []
 
-            # The answer that first showed the regression: its baseline span holds only the
-            # fast steps (later ones take in slow steps as the pusher goes on).
-            gpus = {g["index"]: g for g in first_regressed[0]["gpus"]}
-            check(set(gpus) == {0, 1}, sorted(gpus))
-            kpis = gpus[0]["kpis"]
-            check(len(kpis) == 1 and kpis[0]["kpi"] == "step_duration", kpis)
-            k = kpis[0]
-            check(abs(k["mean"] - k["sum"] / k["count"]) < 1e-9 and 0.1 < k["mean"] < 0.3, k)
-            # The baseline span saw mostly 0.1 s steps (on a slow machine the first answer
-            # that shows the regression may come after some 0.3 s steps reached it); the
-            # recent one some 0.3 s steps (it may still straddle the switch).
-            check(0.1 - 1e-6 <= k["baseline_mean"] < 0.2 and
-                  0.12 < k["recent_mean"] <= 0.3 + 1e-6 and k["baseline_mean"] < k["recent_mean"], k)
-            check(k["regressed"] and abs(k["change"] - (k["recent_mean"] / k["baseline_mean"] - 1))
-                  < 1e-9, k)
-            check("no GPU cause found" in k["verdict"], k["verdict"])
-            check("kpis" not in gpus[1], gpus[1])
+                def regressed():
+                    p = diagnose(base, "--json", ca=ca, auth=pw)
+                    last[:] = [p.returncode, p.stdout[-3000:], p.stderr[-1000:]]
+                    if p.returncode != 0:
+                        return False
+                    doc = json.loads(p.stdout)
+                    if not any(k.get("regressed") for k in doc["gpus"][0].get("kpis", [])):
+                        return False
+                    first_regressed.append(doc)
+                    return True
+                try:
+                    wait_until(regressed,
+                               "diagnose --agent --json to show the step-time regression",
+                               timeout=40)
+                except AssertionError:
+                    print("last diagnose --agent --json: %s\nOTLP push errors: %s\nagent log:\n%s"
+                          % (last, pusher.errors[:3], serve.output()[-3000:]))
+                    raise
 
-            p = diagnose(base, ca=ca, auth=pw)
-            check(p.returncode == 0, p.stderr)
-            blocks = gpu_blocks(p.stdout)
-            check("  kpi step_duration" in blocks.get("GPU 0", ""), p.stdout)
-            check("kpi_regression: step_duration" in blocks["GPU 0"] and "rose" in blocks["GPU 0"],
-                  blocks["GPU 0"])
-            check("kpi " not in blocks.get("GPU 1", "x"), blocks.get("GPU 1"))
-            print(blocks["GPU 0"])
+                # The answer that first showed the regression: its baseline span holds only the
+                # fast steps (later ones take in slow steps as the pusher goes on).
+                gpus = {g["index"]: g for g in first_regressed[0]["gpus"]}
+                check(set(gpus) == {0, 1}, sorted(gpus))
+                kpis = gpus[0]["kpis"]
+                check(len(kpis) == 1 and kpis[0]["kpi"] == "step_duration", kpis)
+                k = kpis[0]
+                check(abs(k["mean"] - k["sum"] / k["count"]) < 1e-9 and 0.1 < k["mean"] < 0.3, k)
+                # The baseline span saw mostly 0.1 s steps (on a slow machine the first answer
+                # that shows the regression may come after some 0.3 s steps reached it); the
+                # recent one some 0.3 s steps (it may still straddle the switch).
+                check(0.1 - 1e-6 <= k["baseline_mean"] < 0.2 and
+                      0.12 < k["recent_mean"] <= 0.3 + 1e-6 and k["baseline_mean"] < k["recent_mean"], k)
+                check(k["regressed"] and
+                      abs(k["change"] - (k["recent_mean"] / k["baseline_mean"] - 1)) < 1e-9, k)
+                check("no GPU cause found" in k["verdict"], k["verdict"])
+                check("kpis" not in gpus[1], gpus[1])
 
-            p = diagnose(base, "-i", "1", ca=ca, auth=pw)
-            check(p.returncode == 0 and list(gpu_blocks(p.stdout)) == ["GPU 1"], p.stdout)
+                p = diagnose(base, ca=ca, auth=pw)
+                check(p.returncode == 0, p.stderr)
+                blocks = gpu_blocks(p.stdout)
+                check("  kpi step_duration" in blocks.get("GPU 0", ""), p.stdout)
+                check("kpi_regression: step_duration" in blocks["GPU 0"] and
+                      "rose" in blocks["GPU 0"], blocks["GPU 0"])
+                check("kpi " not in blocks.get("GPU 1", "x"), blocks.get("GPU 1"))
+                print(blocks["GPU 0"])
 
-            p = diagnose(base, ca=ca, auth=None)
-            check(p.returncode != 0 and "HTTP 401" in p.stderr, (p.returncode, p.stderr))
-            p = diagnose(base, auth=pw)
-            check(p.returncode != 0 and "gpuscope agent at " + base in p.stderr,
-                  (p.returncode, p.stderr))
-            p = diagnose(base, "--window", "1m", ca=ca, auth=pw)
-            check(p.returncode != 0 and "does not go with --agent" in p.stderr, p.stderr)
-        finally:
-            pusher.stop_event.set()
-            pusher.join(5)
-        check(not pusher.errors, "OTLP pushes failed: %s" % pusher.errors[:3])
-    print("diagnose --agent: KPIs and their regression under GPU 0 only, TLS and auth checked")
+                p = diagnose(base, "-i", "1", ca=ca, auth=pw)
+                check(p.returncode == 0 and list(gpu_blocks(p.stdout)) == ["GPU 1"], p.stdout)
+
+                p = diagnose(base, ca=ca, auth=None)
+                check(p.returncode != 0 and "HTTP 401" in p.stderr, (p.returncode, p.stderr))
+                p = diagnose(base, auth=pw)
+                check(p.returncode != 0 and "gpuscope agent at " + base in p.stderr,
+                      (p.returncode, p.stderr))
+                p = diagnose(base, "--window", "1m", ca=ca, auth=pw)
+                check(p.returncode != 0 and "does not go with --agent" in p.stderr, p.stderr)
+            finally:
+                pusher.stop_event.set()
+                pusher.join(5)
+            check(not pusher.errors, "OTLP pushes failed: %s" % pusher.errors[:3])
+        print("diagnose --agent: KPIs and their regression under GPU 0 only, TLS and auth checked")
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE as BINARY, SOURCE_DIR, unittest_main  # noqa: E402
+from gpuscope_testlib import GPUSCOPE as BINARY, SOURCE_DIR, main  # noqa: E402
 
 SCENARIOS = os.path.join(SOURCE_DIR, "sim", "scenarios", "diagnosis")
 
@@ -80,4 +80,4 @@ class DiagnoseCommandTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

@@ -15,10 +15,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, SOURCE_DIR, check, check_exit, clean_env,  # noqa: E402
-                              need_tool, run_script, sanitizer_report)
+                              need_tool, main, sanitizer_report)
 
 FAKE_SMI = """#!/bin/sh
 gs="{gs}"
@@ -100,13 +101,14 @@ def real_gpu_check(workdir, dist):
         check(report is None, "%s has a sanitizer report:\n%s" % (name, report))
 
 
-def main():
-    need_tool("ldd", "libc-bin")
-    need_tool("curl", "curl")
-    with tempfile.TemporaryDirectory() as workdir:
-        real_gpu_check(workdir, make_dist(workdir))
-    print("dist and real_gpu_check: ok")
+class DistTest(unittest.TestCase):
+    def test_dist_and_real_gpu_check(self):
+        need_tool("ldd", "libc-bin")
+        need_tool("curl", "curl")
+        with tempfile.TemporaryDirectory() as workdir:
+            real_gpu_check(workdir, make_dist(workdir))
+        print("dist and real_gpu_check: ok")
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

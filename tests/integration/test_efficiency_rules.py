@@ -8,7 +8,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (RULE_TESTS_DIR, RULES_DIR, AlertRuleFileChecks,  # noqa: E402
-                              unittest_main)
+                              main)
 
 HEALTH = os.path.join(RULES_DIR, "gpu-health.yml")
 
@@ -44,4 +44,4 @@ class EfficiencyRulesTest(AlertRuleFileChecks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

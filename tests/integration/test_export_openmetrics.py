@@ -10,6 +10,7 @@ parser for one job and its OpenMetrics parser for the other. Both targets must
 be up with no scrape error, and both must yield exactly the series the bodies
 hold, under the same names.
 """
+import collections
 import http.server
 import os
 import shutil
@@ -17,21 +18,17 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (PROMETHEUS, SOURCE_DIR, Prometheus, free_port,  # noqa: E402
-                              need_tool, run_script)
+from gpuscope_testlib import (PROMETHEUS, SOURCE_DIR, Prometheus, check, free_port,  # noqa: E402
+                              main, need_tool, parse_exposition)
 
 GOLDEN = os.path.join(SOURCE_DIR, "tests", "golden")
 BODIES = {
     "/text": ("export_full_gpu.prom", "text/plain; version=0.0.4; charset=utf-8"),
     "/om": ("export_full_gpu.om", "application/openmetrics-text; version=1.0.0; charset=utf-8"),
 }
-
-
-def fail(message):
-    print("FAIL: " + message)
-    sys.exit(1)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -52,16 +49,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def sample_names(path):
-    """Series in a body: (name, sorted labels text) per sample line."""
-    names = {}
+def sample_names(path, openmetrics):
+    """How many samples of each name a body holds."""
     with open(path) as f:
-        for line in f:
-            if line.startswith("#") or not line.strip():
-                continue
-            name = line.split("{", 1)[0].split(" ", 1)[0]
-            names[name] = names.get(name, 0) + 1
-    return names
+        body = parse_exposition(f.read(), openmetrics)
+    return dict(collections.Counter(s.name for s in body.samples))
 
 
 def wait_targets(prom, deadline):
@@ -70,51 +62,49 @@ def wait_targets(prom, deadline):
         if len(targets) == 2 and all(t["lastScrape"] != "0001-01-01T00:00:00Z" for t in targets):
             return targets
         time.sleep(0.5)
-    fail("Prometheus did not scrape both targets in time")
+    raise AssertionError("Prometheus did not scrape both targets in time")
 
 
 def check_job(prom, job, expected):
     result = prom.query('count by (__name__) ({job="%s",__name__!~"up|scrape_.*"})' % job)
     got = {r["metric"]["__name__"]: int(r["value"][1]) for r in result}
-    if got != expected:
-        missing = {k: v for k, v in expected.items() if got.get(k) != v}
-        extra = {k: v for k, v in got.items() if expected.get(k) != v}
-        fail("job %s: series differ; expected %s, got %s" % (job, missing, extra))
+    missing = {k: v for k, v in expected.items() if got.get(k) != v}
+    extra = {k: v for k, v in got.items() if expected.get(k) != v}
+    check(got == expected, "job %s: series differ; expected %s, got %s" % (job, missing, extra))
 
 
-def main():
-    need_tool(PROMETHEUS, "prometheus")
-    for name, _ in BODIES.values():
-        if not os.path.exists(os.path.join(GOLDEN, name)):
-            fail("missing golden body " + name)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    target = "127.0.0.1:%d" % server.server_address[1]
-    work = tempfile.mkdtemp(prefix="gpuscope-export-om-")
-    config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
-    for job, path in (("text", "/text"), ("om", "/om")):
-        config += ("  - job_name: %s\n    metrics_path: %s\n"
-                   "    static_configs:\n      - targets: ['%s']\n" % (job, path, target))
-    prom = Prometheus(work, config)
-    try:
-        prom.wait_ready(60)
-        for t in wait_targets(prom, time.time() + 60):
-            if t["health"] != "up" or t["lastError"]:
-                fail("target %s: health %s, error %r" % (
-                    t["scrapeUrl"], t["health"], t["lastError"]))
-        text = sample_names(os.path.join(GOLDEN, "export_full_gpu.prom"))
-        if text != sample_names(os.path.join(GOLDEN, "export_full_gpu.om")):
-            fail("text and OpenMetrics bodies hold different series")
-        # Samples are ingested a moment after the scrape is recorded.
-        time.sleep(2)
-        check_job(prom, "text", text)
-        check_job(prom, "om", text)
-        print("OK: Prometheus parsed %d series in both formats" % sum(text.values()))
-    finally:
-        prom.close()
-        server.shutdown()
-        shutil.rmtree(work, ignore_errors=True)
+class ExportOpenMetricsTest(unittest.TestCase):
+    def test_prometheus_parses_both_formats(self):
+        need_tool(PROMETHEUS, "prometheus")
+        for name, _ in BODIES.values():
+            check(os.path.exists(os.path.join(GOLDEN, name)), "missing golden body " + name)
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        target = "127.0.0.1:%d" % server.server_address[1]
+        work = tempfile.mkdtemp(prefix="gpuscope-export-om-")
+        config = "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\nscrape_configs:\n"
+        for job, path in (("text", "/text"), ("om", "/om")):
+            config += ("  - job_name: %s\n    metrics_path: %s\n"
+                       "    static_configs:\n      - targets: ['%s']\n" % (job, path, target))
+        prom = Prometheus(work, config)
+        try:
+            prom.wait_ready(60)
+            for t in wait_targets(prom, time.time() + 60):
+                check(t["health"] == "up" and not t["lastError"], "target %s: health %s, error %r"
+                      % (t["scrapeUrl"], t["health"], t["lastError"]))
+            text = sample_names(os.path.join(GOLDEN, "export_full_gpu.prom"), openmetrics=False)
+            om = sample_names(os.path.join(GOLDEN, "export_full_gpu.om"), openmetrics=True)
+            check(text == om, "text and OpenMetrics bodies hold different series")
+            # Samples are ingested a moment after the scrape is recorded.
+            time.sleep(2)
+            check_job(prom, "text", text)
+            check_job(prom, "om", text)
+            print("OK: Prometheus parsed %d series in both formats" % sum(text.values()))
+        finally:
+            prom.close()
+            server.shutdown()
+            shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

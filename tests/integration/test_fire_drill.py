@@ -17,10 +17,11 @@ import shutil
 import sys
 import tempfile
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (ALERTMANAGER, PROMETHEUS, RULES_DIR, Prometheus,  # noqa: E402
-                              Serve, check, http_get, need_tool, run_script, scrape_config,
+                              Serve, check, http_get, need_tool, main, scrape_config,
                               start_alertmanager)
 
 RULES = os.path.join(RULES_DIR, "gpu-health.yml")
@@ -65,44 +66,45 @@ def check_others_advance(prom, instance):
     check("3" not in energy or energy["3"] == 0, "lost GPU 3 energy grew: %s" % energy)
 
 
-def main():
-    need_tool(PROMETHEUS, "prometheus")
-    need_tool(ALERTMANAGER, "prometheus-alertmanager")
-    workdir = tempfile.mkdtemp(prefix="gpuscope-drill-")
-    daemons = []
-    try:
-        # The full profile: the drill reads last-sample timestamps (full only).
-        with Serve(["--simulate", "fault-drill", "-c", "500", "--profile", "full"]) as serve:
-            instance = "127.0.0.1:%d" % serve.port
-            am = start_alertmanager(workdir)
-            daemons.append(am)
-            prom = start_prometheus(workdir, instance, am.port)
-            daemons.append(prom)
-            am.wait_ready()
-            prom.wait_ready()
-            started = time.time()
-            alerts = wait_for_page(am, prom)
-            print("page after %.1f s" % (time.time() - started))
-            gpus = sorted(a["labels"].get("gpu") for a in alerts)
-            check(gpus == ["3"], "GpuFallenOffBus for %s" % gpus)
-            labels = alerts[0]["labels"]
-            check(labels.get("severity") == "critical" and labels.get("instance") == instance and
-                  labels.get("uuid", "").startswith("GPU-"), labels)
-            check("runbook_url" in alerts[0]["annotations"], alerts[0]["annotations"])
-            check_others_advance(prom, instance)
-            lost = prom.by_gpu('gpuscope_gpu_lost{instance="%s"}' % instance)
-            check(lost.get("3") == 1 and all(lost.get(g) == 0 for g in OTHERS), lost)
-            xid = prom.by_gpu('gpuscope_xid_errors_total{instance="%s",xid="79"}' % instance)
-            check(xid == {"3": 1.0}, "XID 79 counts %s" % xid)
-            status, _, body = serve.get("/health")
-            check(status == 200, "one lost GPU of 8 keeps /health at 200: %s %s" % (status, body))
-    finally:
-        for d in daemons:
-            d.close()
-        shutil.rmtree(workdir, ignore_errors=True)
-    print("ok")
-    return 0
+class FireDrillTest(unittest.TestCase):
+    def test_gpu_fallen_off_the_bus_pages(self):
+        need_tool(PROMETHEUS, "prometheus")
+        need_tool(ALERTMANAGER, "prometheus-alertmanager")
+        workdir = tempfile.mkdtemp(prefix="gpuscope-drill-")
+        daemons = []
+        try:
+            # The full profile: the drill reads last-sample timestamps (full only).
+            with Serve(["--simulate", "fault-drill", "-c", "500", "--profile", "full"]) as serve:
+                instance = "127.0.0.1:%d" % serve.port
+                am = start_alertmanager(workdir)
+                daemons.append(am)
+                prom = start_prometheus(workdir, instance, am.port)
+                daemons.append(prom)
+                am.wait_ready()
+                prom.wait_ready()
+                started = time.time()
+                alerts = wait_for_page(am, prom)
+                print("page after %.1f s" % (time.time() - started))
+                gpus = sorted(a["labels"].get("gpu") for a in alerts)
+                check(gpus == ["3"], "GpuFallenOffBus for %s" % gpus)
+                labels = alerts[0]["labels"]
+                check(labels.get("severity") == "critical" and
+                      labels.get("instance") == instance and
+                      labels.get("uuid", "").startswith("GPU-"), labels)
+                check("runbook_url" in alerts[0]["annotations"], alerts[0]["annotations"])
+                check_others_advance(prom, instance)
+                lost = prom.by_gpu('gpuscope_gpu_lost{instance="%s"}' % instance)
+                check(lost.get("3") == 1 and all(lost.get(g) == 0 for g in OTHERS), lost)
+                xid = prom.by_gpu('gpuscope_xid_errors_total{instance="%s",xid="79"}' % instance)
+                check(xid == {"3": 1.0}, "XID 79 counts %s" % xid)
+                status, _, body = serve.get("/health")
+                check(status == 200,
+                      "one lost GPU of 8 keeps /health at 200: %s %s" % (status, body))
+        finally:
+            for d in daemons:
+                d.close()
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

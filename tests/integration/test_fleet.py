@@ -48,6 +48,7 @@ import time
 import urllib.error
 import urllib.parse
 
+import unittest
 import yaml
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -56,8 +57,8 @@ try:
 except ImportError:  # python3-grpcio, installed by scripts/setup.sh
     FakeKubelet = None
 from gpuscope_testlib import (GPUSCOPE as BINARY, PROMETHEUS, RULES_DIR as RULES,  # noqa: E402
-                              SOURCE_DIR as SRC, check_exit, free_port, http_get, need,
-                              need_tool, run_script)
+                              SOURCE_DIR as SRC, check, check_exit, free_port, http_get,
+                              main, need, need_tool)
 
 SCENARIOS = os.path.join(SRC, "sim", "scenarios", "fleet")
 DASHBOARDS = os.path.join(SRC, "deploy", "grafana", "dashboards")
@@ -523,41 +524,41 @@ def check_fleet(fleet, deadline):
     return failures
 
 
-def main():
-    if not os.access(BINARY, os.X_OK):
-        print(f"FAIL: {BINARY} not built (set GPUSCOPE_BUILD_DIR)")
-        return 1
-    need_tool(PROMETHEUS, "prometheus")
-    need(FakeKubelet is not None, "python3-grpcio not installed (Debian package python3-grpcio)")
-    tmp = tempfile.mkdtemp(prefix="gpuscope-fleet-")
-    fleet = Fleet(tmp)
-    started = time.time()
-    ok = False
-    try:
-        fleet.start_agents()
-        log(f"8 agents serving on {sorted(fleet.ports.values())}")
-        fleet.app = start_app(fleet.inference_uuids())
-        fleet.start_prometheus(fleet.app.server_address[1])
-        log(f"prometheus on {fleet.prom_url}")
-        failures = check_fleet(fleet, started + DEADLINE_S)
-        for f in failures:
-            print("FAIL:", f)
-        ok = not failures
-    except AssertionError as e:
-        print("FAIL:", e)
-    finally:
-        for f in fleet.stop():
-            print("FAIL:", f)
-            ok = False
-        if not ok:
-            for name in ["prometheus"] + [n for n, _, _ in NODES]:
-                text = fleet.tail(name)
-                if text.strip():
-                    print(f"--- {name} log (tail) ---\n{text}")
-        shutil.rmtree(tmp, ignore_errors=True)
-    log(f"{'PASS' if ok else 'FAIL'} in {time.time() - started:.0f}s")
-    return 0 if ok else 1
+class FleetTest(unittest.TestCase):
+    def test_fleet_of_eight_agents(self):
+        check(os.access(BINARY, os.X_OK), f"{BINARY} not built (set GPUSCOPE_BUILD_DIR)")
+        need_tool(PROMETHEUS, "prometheus")
+        need(FakeKubelet is not None,
+             "python3-grpcio not installed (Debian package python3-grpcio)")
+        tmp = tempfile.mkdtemp(prefix="gpuscope-fleet-")
+        fleet = Fleet(tmp)
+        started = time.time()
+        ok = False
+        try:
+            fleet.start_agents()
+            log(f"8 agents serving on {sorted(fleet.ports.values())}")
+            fleet.app = start_app(fleet.inference_uuids())
+            fleet.start_prometheus(fleet.app.server_address[1])
+            log(f"prometheus on {fleet.prom_url}")
+            failures = check_fleet(fleet, started + DEADLINE_S)
+            for f in failures:
+                print("FAIL:", f)
+            ok = not failures
+        except AssertionError as e:
+            print("FAIL:", e)
+        finally:
+            for f in fleet.stop():
+                print("FAIL:", f)
+                ok = False
+            if not ok:
+                for name in ["prometheus"] + [n for n, _, _ in NODES]:
+                    text = fleet.tail(name)
+                    if text.strip():
+                        print(f"--- {name} log (tail) ---\n{text}")
+            shutil.rmtree(tmp, ignore_errors=True)
+        log(f"{'PASS' if ok else 'FAIL'} in {time.time() - started:.0f}s")
+        check(ok, "the fleet failed: see the FAIL lines above")
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

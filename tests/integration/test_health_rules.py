@@ -8,7 +8,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (RULE_TESTS_DIR, RULES_DIR, RUNBOOKS,  # noqa: E402
-                              AlertRuleFileChecks, unittest_main)
+                              AlertRuleFileChecks, main)
 
 
 class HealthRulesTest(AlertRuleFileChecks, unittest.TestCase):
@@ -38,4 +38,4 @@ class HealthRulesTest(AlertRuleFileChecks, unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest_main()
+    main()

@@ -21,9 +21,10 @@ import re
 import subprocess
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import SOURCE_DIR, check, need_tool, run_script  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, check, need_tool, main  # noqa: E402
 from packaging import check_runs, stage  # noqa: E402
 
 DOCKERFILE = os.path.join(SOURCE_DIR, "deploy", "Dockerfile")
@@ -106,25 +107,27 @@ def check_libraries(root, allowed):
                   "install" % (os.path.relpath(elf, root), lib, package))
 
 
-def main():
-    for tool in ("ldd", "readelf", "dpkg-query", "setpriv"):
-        need_tool(tool, {"readelf": "binutils", "setpriv": "util-linux"}.get(tool, "dpkg"))
-    packages, uid = runtime_stage()
-    allowed = depends_closure(packages) | BASE_PACKAGES
-    with tempfile.TemporaryDirectory() as workdir:
-        os.chmod(workdir, 0o755)  # the unprivileged user reads the staged tree
-        root = os.path.join(workdir, "root")
-        binary = stage(root)
-        check_libraries(root, allowed)
-        wrapper = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
-                   "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "env", "-i"]
-        status = check_runs(binary, wrapper)
-    check(re.search(r"^Uid:\s+%d\s" % uid, status, re.M), "not uid %d:\n%s" % (uid, status))
-    for caps in ("CapEff", "CapPrm", "CapBnd"):
-        check(re.search(r"^%s:\s+0+$" % caps, status, re.M), "%s not empty:\n%s" % (caps, status))
-    print("image stage: %d packages allowed, runs as uid %d without capabilities" %
-          (len(allowed), uid))
+class ImageStageTest(unittest.TestCase):
+    def test_stage_and_runtime(self):
+        for tool in ("ldd", "readelf", "dpkg-query", "setpriv"):
+            need_tool(tool, {"readelf": "binutils", "setpriv": "util-linux"}.get(tool, "dpkg"))
+        packages, uid = runtime_stage()
+        allowed = depends_closure(packages) | BASE_PACKAGES
+        with tempfile.TemporaryDirectory() as workdir:
+            os.chmod(workdir, 0o755)  # the unprivileged user reads the staged tree
+            root = os.path.join(workdir, "root")
+            binary = stage(root)
+            check_libraries(root, allowed)
+            wrapper = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
+                       "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "env", "-i"]
+            status = check_runs(binary, wrapper)
+        check(re.search(r"^Uid:\s+%d\s" % uid, status, re.M), "not uid %d:\n%s" % (uid, status))
+        for caps in ("CapEff", "CapPrm", "CapBnd"):
+            check(re.search(r"^%s:\s+0+$" % caps, status, re.M),
+                  "%s not empty:\n%s" % (caps, status))
+        print("image stage: %d packages allowed, runs as uid %d without capabilities" %
+              (len(allowed), uid))
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

@@ -13,9 +13,10 @@ Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR. stdlib only. ~10 s.
 import json
 import os
 import sys
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, run  # noqa: E402
+from gpuscope_testlib import Serve, check, main, run  # noqa: E402
 
 NOT_LOADED = {"GPUSCOPE_SIM_INIT_ERROR": "DRIVER_NOT_LOADED"}
 
@@ -51,16 +52,17 @@ def check_health_fails(args, env, reason):
           doc)
 
 
-def main():
-    missing = ["--nvml-lib", "/nonexistent"]
-    check_serve_degraded(missing, None, "/nonexistent")
-    check_health_fails(missing, None, "/nonexistent")
-    simulated = ["--simulate", "training-8xh100"]
-    check_serve_degraded(simulated, NOT_LOADED, "DRIVER_NOT_LOADED")
-    check_health_fails(simulated, NOT_LOADED, "DRIVER_NOT_LOADED")
-    print("ok")
-    return 0
+class MissingDriverTest(unittest.TestCase):
+    def test_no_library(self):
+        missing = ["--nvml-lib", "/nonexistent"]
+        check_serve_degraded(missing, None, "/nonexistent")
+        check_health_fails(missing, None, "/nonexistent")
+
+    def test_driver_not_loaded(self):
+        simulated = ["--simulate", "training-8xh100"]
+        check_serve_degraded(simulated, NOT_LOADED, "DRIVER_NOT_LOADED")
+        check_health_fails(simulated, NOT_LOADED, "DRIVER_NOT_LOADED")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

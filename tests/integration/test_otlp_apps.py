@@ -24,12 +24,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
+import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (PROMETHEUS, RULES_DIR, SOURCE_DIR, Prometheus, Serve,  # noqa: E402
-                              check, free_port, need, need_tool, run_script, scrape_config,
+                              check, free_port, need, need_tool, main, scrape_config,
                               wait_until)
 import test_fleet  # noqa: E402 (the rule and dashboard walkers)
 
@@ -202,57 +202,59 @@ def check_kpi_queries(prom):
     print("%d KPI rule selectors and panel queries return data" % total)
 
 
-def main():
-    need_tool(PROMETHEUS, "prometheus")
-    need(shutil.which("node") is not None, "node (nodejs) is not installed")
-    need(os.path.isdir(os.path.join(APP_DIR, "node_modules", "@opentelemetry", "sdk-metrics")),
-         "the OpenTelemetry npm packages are not installed in %s" % APP_DIR)
-    workdir = tempfile.mkdtemp(prefix="gpuscope-otlp-")
-    scenario = os.path.join(workdir, "node.yaml")
-    with open(scenario, "w") as f:
-        f.write(SCENARIO)
-    control = os.path.join(workdir, "control")
-    open(control, "w").close()
-    otlp_port = free_port()
-    apps, prom = [], None
-    try:
-        with Serve(["--simulate", scenario, "-c", "500", "--otlp-max-request-bytes", "262144",
-                    "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
-                    "--kpi-regression-window", "8s", "--profile", "full"],
-                   env={"GPUSCOPE_SIM_CONTROL": control, "GPUSCOPE_SIM_TIME_SCALE": "4"}) as serve:
-            otlp = "http://127.0.0.1:%d" % otlp_port
-            check_malformed(otlp, serve)
-            apps.append(start_app("training", "proto", {"service.name": "trainer",
-                                                        "process.pid": 4242},
-                                  otlp, serve, "2,3", workdir))
-            apps.append(start_app("inference", "json", {"service.name": "vllm"}, otlp, serve,
-                                  "0", workdir))
-            prom = Prometheus(workdir, scrape_config("127.0.0.1:%d" % serve.port, [RULES]))
-            prom.wait_ready()
-            check_labels(prom)
-            check_p99(prom)
-            check_thermal(prom, control)
-            check_kpi_queries(prom)
-    except BaseException:
-        for _, log in apps:
-            log.flush()
-        for name in ("training.log", "inference.log"):
-            path = os.path.join(workdir, name)
-            if os.path.exists(path):
-                print("--- %s\n%s" % (name, open(path).read()[-3000:]))
-        raise
-    finally:
-        for proc, log in apps:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-            log.close()
-        if prom:
-            prom.close()
-        shutil.rmtree(workdir, ignore_errors=True)
+class OtlpAppsTest(unittest.TestCase):
+    def test_apps_push_kpis_joined_to_gpus(self):
+        need_tool(PROMETHEUS, "prometheus")
+        need(shutil.which("node") is not None, "node (nodejs) is not installed")
+        need(os.path.isdir(os.path.join(APP_DIR, "node_modules", "@opentelemetry", "sdk-metrics")),
+             "the OpenTelemetry npm packages are not installed in %s" % APP_DIR)
+        workdir = tempfile.mkdtemp(prefix="gpuscope-otlp-")
+        scenario = os.path.join(workdir, "node.yaml")
+        with open(scenario, "w") as f:
+            f.write(SCENARIO)
+        control = os.path.join(workdir, "control")
+        open(control, "w").close()
+        otlp_port = free_port()
+        apps, prom = [], None
+        try:
+            with Serve(["--simulate", scenario, "-c", "500", "--otlp-max-request-bytes", "262144",
+                        "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
+                        "--kpi-regression-window", "8s", "--profile", "full"],
+                       env={"GPUSCOPE_SIM_CONTROL": control,
+                            "GPUSCOPE_SIM_TIME_SCALE": "4"}) as serve:
+                otlp = "http://127.0.0.1:%d" % otlp_port
+                check_malformed(otlp, serve)
+                apps.append(start_app("training", "proto", {"service.name": "trainer",
+                                                            "process.pid": 4242},
+                                      otlp, serve, "2,3", workdir))
+                apps.append(start_app("inference", "json", {"service.name": "vllm"}, otlp, serve,
+                                      "0", workdir))
+                prom = Prometheus(workdir, scrape_config("127.0.0.1:%d" % serve.port, [RULES]))
+                prom.wait_ready()
+                check_labels(prom)
+                check_p99(prom)
+                check_thermal(prom, control)
+                check_kpi_queries(prom)
+        except BaseException:
+            for _, log in apps:
+                log.flush()
+            for name in ("training.log", "inference.log"):
+                path = os.path.join(workdir, name)
+                if os.path.exists(path):
+                    print("--- %s\n%s" % (name, open(path).read()[-3000:]))
+            raise
+        finally:
+            for proc, log in apps:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                log.close()
+            if prom:
+                prom.close()
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

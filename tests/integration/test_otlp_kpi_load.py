@@ -23,10 +23,11 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, free_port, run_script, wait_until  # noqa: E402
+from gpuscope_testlib import Serve, check, free_port, main  # noqa: E402
 
 GPUS = 10
 SENDERS = 3000
@@ -90,53 +91,54 @@ class Poster(threading.Thread):
             self.error = e
 
 
-def main():
-    workdir = tempfile.mkdtemp(prefix="gpuscope-kpi-load-")
-    scenario = os.path.join(workdir, "node.yaml")
-    with open(scenario, "w") as f:
-        f.write(SCENARIO)
-    otlp_port = free_port()
-    try:
-        with Serve(["--simulate", scenario, "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
-                    "--kpi-regression-window", "5s"]) as serve:
-            serve.wait_healthy()
-            text = serve.wait_metrics(lambda t: "gpuscope_collect_overruns_total" in t,
-                                      "the overrun counter")
-            check(value(text, "gpuscope_collect_overruns_total") == 0, text[-2000:])
-            poster = Poster("http://127.0.0.1:%d/v1/metrics" % otlp_port, 10)
-            poster.start()
-            unhealthy, largest, polls = [], 0, 0
-            while poster.is_alive() or polls == 0:
-                status, _, body = serve.get("/health")
-                if status != 200:
-                    unhealthy.append((time.time(), status, body))
-                status, _, text = serve.get("/metrics")
-                check(status == 200, status)
-                largest = max(largest, len(text))
-                polls += 1
-                time.sleep(0.5)
-            check(poster.error is None, poster.error)
-            check([a[0] for a in poster.answers] == [200] * 10, poster.answers)
-            check(not unhealthy, "/health was not 200: %s" % unhealthy[:5])
-            check(largest <= MAX_METRICS_BYTES, "/metrics reached %d bytes" % largest)
+class OtlpKpiLoadTest(unittest.TestCase):
+    def test_kpi_load_keeps_the_agent_healthy(self):
+        workdir = tempfile.mkdtemp(prefix="gpuscope-kpi-load-")
+        scenario = os.path.join(workdir, "node.yaml")
+        with open(scenario, "w") as f:
+            f.write(SCENARIO)
+        otlp_port = free_port()
+        try:
+            with Serve(["--simulate", scenario, "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
+                        "--kpi-regression-window", "5s"]) as serve:
+                serve.wait_healthy()
+                text = serve.wait_metrics(lambda t: "gpuscope_collect_overruns_total" in t,
+                                          "the overrun counter")
+                check(value(text, "gpuscope_collect_overruns_total") == 0, text[-2000:])
+                poster = Poster("http://127.0.0.1:%d/v1/metrics" % otlp_port, 10)
+                poster.start()
+                unhealthy, largest, polls = [], 0, 0
+                while poster.is_alive() or polls == 0:
+                    status, _, body = serve.get("/health")
+                    if status != 200:
+                        unhealthy.append((time.time(), status, body))
+                    status, _, text = serve.get("/metrics")
+                    check(status == 200, status)
+                    largest = max(largest, len(text))
+                    polls += 1
+                    time.sleep(0.5)
+                check(poster.error is None, poster.error)
+                check([a[0] for a in poster.answers] == [200] * 10, poster.answers)
+                check(not unhealthy, "/health was not 200: %s" % unhealthy[:5])
+                check(largest <= MAX_METRICS_BYTES, "/metrics reached %d bytes" % largest)
 
-            # The 30,000 attributed series are cut to the 1 MiB of application lines before
-            # they reach the regression keys: the cut is counted as metrics_bytes.
-            def joined(t):
-                omitted = value(t, 'gpuscope_otlp_series_omitted_active{limit="metrics_bytes"}')
-                return ('gpuscope_app_step_duration_seconds_count{gpu="0"' in t and
-                        "gpuscope_kpi_change_ratio{" in t and omitted and omitted > 0)
-            text = serve.wait_metrics(joined, "the KPI join's families", timeout=30)
-            check(value(text, 'gpuscope_otlp_series_omitted_active{limit="metrics_bytes"}') > 0,
-                  "the 1 MiB cut is not counted")
-            check(value(text, "gpuscope_otlp_series_active") == SENDERS, text[-3000:])
-            overruns = value(text, "gpuscope_collect_overruns_total")
-            check(overruns == 0, "%s sampling cycles ran late" % overruns)
-            print("%d polls, /metrics at most %d bytes, no late cycle, /health always 200" %
-                  (polls, largest))
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+                # The 30,000 attributed series are cut to the 1 MiB of application lines before
+                # they reach the regression keys: the cut is counted as metrics_bytes.
+                def joined(t):
+                    omitted = value(t, 'gpuscope_otlp_series_omitted_active{limit="metrics_bytes"}')
+                    return ('gpuscope_app_step_duration_seconds_count{gpu="0"' in t and
+                            "gpuscope_kpi_change_ratio{" in t and omitted and omitted > 0)
+                text = serve.wait_metrics(joined, "the KPI join's families", timeout=30)
+                check(value(text, 'gpuscope_otlp_series_omitted_active{limit="metrics_bytes"}') > 0,
+                      "the 1 MiB cut is not counted")
+                check(value(text, "gpuscope_otlp_series_active") == SENDERS, text[-3000:])
+                overruns = value(text, "gpuscope_collect_overruns_total")
+                check(overruns == 0, "%s sampling cycles ran late" % overruns)
+                print("%d polls, /metrics at most %d bytes, no late cycle, /health always 200" %
+                      (polls, largest))
+        finally:
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

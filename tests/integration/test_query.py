@@ -17,15 +17,14 @@ import sys
 import tempfile
 import threading
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, SoftChecks, sanitizer_report  # noqa: E402
+from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, check, main, sanitizer_report  # noqa: E402
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
-
-check = SoftChecks()
 
 
 def env_with(extra=None):
@@ -102,71 +101,6 @@ GOLDEN_CASES = [
 ]
 
 
-def test_goldens():
-    os.makedirs(GOLDEN_DIR, exist_ok=True)
-    for name, scenario, args in GOLDEN_CASES:
-        rc, out, err = run(["query", "--simulate", scenario] + args, FROZEN)
-        check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
-        path = os.path.join(GOLDEN_DIR, name)
-        if UPDATE:
-            with open(path, "w") as f:
-                f.write(out)
-            continue
-        with open(path) as f:
-            want = f.read()
-        check(out == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s" %
-              (name, out, want))
-
-
-def test_one_shot_counters_are_cumulative():
-    # 120 s into the power-cap scenario: GPUs 0, 1 and 3 have been capped since
-    # t = 0 and GPU 2 braked since 60 s, so one read shows time, not 0 us.
-    rc, out, err = run(["query", "--simulate", POWER_CAP, COUNTERS, "--format=csv,noheader,nounits"],
-                       FROZEN)
-    check(rc == 0, "exit %d: %s" % (rc, err))
-    rows = [[c.strip() for c in line.split(",")] for line in out.splitlines()]
-    check(len(rows) == 4, "4 GPUs: %r" % rows)
-    if len(rows) == 4:
-        for gpu in (0, 1, 3):
-            check(int(rows[gpu][2]) > 60 * 1000 * 1000, "GPU %d sw_power_cap: %r" % (gpu, rows[gpu]))
-        check(int(rows[2][6]) > 30 * 1000 * 1000, "GPU 2 hw_power_brake_slowdown: %r" % rows[2])
-    rc, out, err = run(["query", "--simulate", THERMAL, COUNTERS, "--format=csv,noheader,nounits",
-                        "-i", "0"], FROZEN)
-    check(rc == 0, "exit %d: %s" % (rc, err))
-    cells = [c.strip() for c in out.strip().split(",")]
-    check(len(cells) == 7 and int(cells[4]) > 0 and int(cells[5]) > 0,
-          "GPU 0 sw/hw thermal slowdown counters: %r" % cells)
-
-
-def test_format_details():
-    rc, out, _ = run(["query", "--simulate", "training-8xh100", "--format=csv",
-                      "--query-gpu=timestamp,power.draw,clocks_event_reasons.supported,pstate"],
-                     FROZEN)
-    lines = out.splitlines()
-    check(rc == 0 and len(lines) == 9, "timestamp query: %r" % out)
-    check(lines[0] == "timestamp, power.draw [W], clocks_event_reasons.supported, pstate",
-          "header: %r" % lines[0])
-    row = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, \d+\.\d\d W, 0x[0-9A-F]{16}, P\d+$")
-    for line in lines[1:]:
-        check(row.match(line), "row format: %r" % line)
-    # nvidia-smi habit: the flags without the command word.
-    rc, out2, _ = run(["--simulate", "training-8xh100", "--query-gpu=index", "--format=csv"], FROZEN)
-    check(rc == 0 and out2 == "index\n" + "".join("%d\n" % i for i in range(8)),
-          "no command word: %r" % out2)
-
-
-def test_output_file():
-    with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "out.csv")
-        args = ["query", "--simulate", "training-8xh100", "--format=csv,noheader",
-                "--query-gpu=index,memory.total"]
-        rc, out, _ = run(args + ["-f", path], FROZEN)
-        check(rc == 0 and out == "", "-f printed to stdout: %r" % out)
-        _, direct, _ = run(args, FROZEN)
-        with open(path) as f:
-            check(f.read() == direct, "-f file differs from stdout output")
-
-
 def read_lines(p, count, timeout=60):
     """Up to count stdout lines of p as (monotonic arrival time, line), waiting
     for them (not for a fixed time: a loaded machine only makes it slower)."""
@@ -233,59 +167,119 @@ def check_loop(args, interval_s, blocks):
     return rows
 
 
-def test_loops():
-    query = ["query", "--simulate", "training-8xh100",
-             "--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw", "--format=csv"]
-    check_loop(query + ["-l", "1"], 1.0, 3)
-    check_loop(query + ["-lms", "300"], 0.3, 4)
+class QueryTest(unittest.TestCase):
+    def test_goldens(self):
+        os.makedirs(GOLDEN_DIR, exist_ok=True)
+        for name, scenario, args in GOLDEN_CASES:
+            with self.subTest(name):  # every case is checked, whichever fails first
+                rc, out, err = run(["query", "--simulate", scenario] + args, FROZEN)
+                check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
+                path = os.path.join(GOLDEN_DIR, name)
+                if UPDATE:
+                    with open(path, "w") as f:
+                        f.write(out)
+                    continue
+                with open(path) as f:
+                    want = f.read()
+                check(out == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s"
+                      % (name, out, want))
 
+    def test_one_shot_counters_are_cumulative(self):
+        # 120 s into the power-cap scenario: GPUs 0, 1 and 3 have been capped since
+        # t = 0 and GPU 2 braked since 60 s, so one read shows time, not 0 us.
+        rc, out, err = run(["query", "--simulate", POWER_CAP, COUNTERS,
+                            "--format=csv,noheader,nounits"], FROZEN)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        rows = [[c.strip() for c in line.split(",")] for line in out.splitlines()]
+        check(len(rows) == 4, "4 GPUs: %r" % rows)
+        if len(rows) == 4:
+            for gpu in (0, 1, 3):
+                check(int(rows[gpu][2]) > 60 * 1000 * 1000,
+                      "GPU %d sw_power_cap: %r" % (gpu, rows[gpu]))
+            check(int(rows[2][6]) > 30 * 1000 * 1000, "GPU 2 hw_power_brake_slowdown: %r" % rows[2])
+        rc, out, err = run(["query", "--simulate", THERMAL, COUNTERS,
+                            "--format=csv,noheader,nounits", "-i", "0"], FROZEN)
+        check(rc == 0, "exit %d: %s" % (rc, err))
+        cells = [c.strip() for c in out.strip().split(",")]
+        check(len(cells) == 7 and int(cells[4]) > 0 and int(cells[5]) > 0,
+              "GPU 0 sw/hw thermal slowdown counters: %r" % cells)
 
-def test_summary():
-    rc, out, err = run(["--simulate", "training-8xh100"], FROZEN)
-    check(rc == 0, "summary exit %d: %s" % (rc, err))
-    check("simulated node (scenario training-8xh100)" in out, "summary: no simulated line")
-    check("Driver Version: " in out and "CUDA Version: " in out, "summary: no versions")
-    gpu_lines = [l for l in out.splitlines() if "NVIDIA H100" in l and "00000000:" in l]
-    check(len(gpu_lines) == 8, "summary: %d GPU lines" % len(gpu_lines))
-    check(out.count("python3") == 8, "summary: processes missing")
-    rc, out, _ = run(["version"])
-    check(rc == 0 and out.startswith("gpuscope "), "version: %r" % out)
+    def test_format_details(self):
+        rc, out, _ = run(["query", "--simulate", "training-8xh100", "--format=csv",
+                          "--query-gpu=timestamp,power.draw,clocks_event_reasons.supported,pstate"],
+                         FROZEN)
+        lines = out.splitlines()
+        check(rc == 0 and len(lines) == 9, "timestamp query: %r" % out)
+        check(lines[0] == "timestamp, power.draw [W], clocks_event_reasons.supported, pstate",
+              "header: %r" % lines[0])
+        row = re.compile(r"^\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3}, \d+\.\d\d W, "
+                         r"0x[0-9A-F]{16}, P\d+$")
+        for line in lines[1:]:
+            check(row.match(line), "row format: %r" % line)
+        # nvidia-smi habit: the flags without the command word.
+        rc, out2, _ = run(["--simulate", "training-8xh100", "--query-gpu=index", "--format=csv"],
+                          FROZEN)
+        check(rc == 0 and out2 == "index\n" + "".join("%d\n" % i for i in range(8)),
+              "no command word: %r" % out2)
 
+    def test_output_file(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "out.csv")
+            args = ["query", "--simulate", "training-8xh100", "--format=csv,noheader",
+                    "--query-gpu=index,memory.total"]
+            rc, out, _ = run(args + ["-f", path], FROZEN)
+            check(rc == 0 and out == "", "-f printed to stdout: %r" % out)
+            _, direct, _ = run(args, FROZEN)
+            with open(path) as f:
+                check(f.read() == direct, "-f file differs from stdout output")
 
-def test_errors():
-    rc, out, err = run(["query", "--simulate", "training-8xh100",
-                        "--query-gpu=utilization.gpu,bogus", "--format=csv"])
-    check(rc == 2 and out == "" and err == 'Field "bogus" is not a valid field to query.\n',
-          "unknown field: rc=%d out=%r err=%r" % (rc, out, err))
-    rc, out, err = run(["query", "--query-gpu=Name"])
-    check(rc == 2 and err == 'Field "Name" is not a valid field to query.\n',
-          "case-sensitive: %r" % err)
-    rc, out, err = run(["query", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
-                        "--query-gpu=index", "--format=csv"])
-    check(rc != 0 and out == "" and len(err.strip().splitlines()) == 1 and
-          "/nonexistent/libnvidia-ml.so.1" in err, "missing library: rc=%d err=%r" % (rc, err))
-    rc, out, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index"],
-                       {"GPUSCOPE_SIM_INIT_ERROR": "DRIVER_NOT_LOADED"})
-    last = err.strip().splitlines()[-1] if err.strip() else ""
-    check(rc != 0 and out == "" and "driver" in last.lower() and "not loaded" in last,
-          "driver not loaded: rc=%d err=%r" % (rc, err))
-    with tempfile.TemporaryDirectory() as d:
-        bad = os.path.join(d, "bad.yaml")
-        with open(bad, "w") as f:
-            f.write("gpus:\n  - model: h100-sxm\n    count: many\n")
-        rc, out, err = run(["query", "--simulate", bad, "--query-gpu=index"])
+    def test_loops(self):
+        query = ["query", "--simulate", "training-8xh100",
+                 "--query-gpu=utilization.gpu,memory.used,temperature.gpu,power.draw",
+                 "--format=csv"]
+        check_loop(query + ["-l", "1"], 1.0, 3)
+        check_loop(query + ["-lms", "300"], 0.3, 4)
+
+    def test_summary(self):
+        rc, out, err = run(["--simulate", "training-8xh100"], FROZEN)
+        check(rc == 0, "summary exit %d: %s" % (rc, err))
+        check("simulated node (scenario training-8xh100)" in out, "summary: no simulated line")
+        check("Driver Version: " in out and "CUDA Version: " in out, "summary: no versions")
+        gpu_lines = [l for l in out.splitlines() if "NVIDIA H100" in l and "00000000:" in l]
+        check(len(gpu_lines) == 8, "summary: %d GPU lines" % len(gpu_lines))
+        check(out.count("python3") == 8, "summary: processes missing")
+        rc, out, _ = run(["version"])
+        check(rc == 0 and out.startswith("gpuscope "), "version: %r" % out)
+
+    def test_errors(self):
+        rc, out, err = run(["query", "--simulate", "training-8xh100",
+                            "--query-gpu=utilization.gpu,bogus", "--format=csv"])
+        check(rc == 2 and out == "" and err == 'Field "bogus" is not a valid field to query.\n',
+              "unknown field: rc=%d out=%r err=%r" % (rc, out, err))
+        rc, out, err = run(["query", "--query-gpu=Name"])
+        check(rc == 2 and err == 'Field "Name" is not a valid field to query.\n',
+              "case-sensitive: %r" % err)
+        rc, out, err = run(["query", "--nvml-lib", "/nonexistent/libnvidia-ml.so.1",
+                            "--query-gpu=index", "--format=csv"])
+        check(rc != 0 and out == "" and len(err.strip().splitlines()) == 1 and
+              "/nonexistent/libnvidia-ml.so.1" in err, "missing library: rc=%d err=%r" % (rc, err))
+        rc, out, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index"],
+                           {"GPUSCOPE_SIM_INIT_ERROR": "DRIVER_NOT_LOADED"})
         last = err.strip().splitlines()[-1] if err.strip() else ""
-        check(rc != 0 and bad + ":3" in last, "malformed scenario: rc=%d err=%r" % (rc, err))
-    rc, _, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index", "-i", "9"])
-    check(rc != 0 and "9" in err, "-i 9: rc=%d err=%r" % (rc, err))
-    rc, _, err = run(["query", "--query-gpu=index", "--format=xml"])
-    check(rc == 2 and "xml" in err, "bad format: %r" % err)
-
-
-def main():
-    return check.run((test_goldens, test_one_shot_counters_are_cumulative, test_format_details, test_output_file, test_loops,
-                      test_summary, test_errors))
+        check(rc != 0 and out == "" and "driver" in last.lower() and "not loaded" in last,
+              "driver not loaded: rc=%d err=%r" % (rc, err))
+        with tempfile.TemporaryDirectory() as d:
+            bad = os.path.join(d, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("gpus:\n  - model: h100-sxm\n    count: many\n")
+            rc, out, err = run(["query", "--simulate", bad, "--query-gpu=index"])
+            last = err.strip().splitlines()[-1] if err.strip() else ""
+            check(rc != 0 and bad + ":3" in last, "malformed scenario: rc=%d err=%r" % (rc, err))
+        rc, _, err = run(["query", "--simulate", "training-8xh100", "--query-gpu=index", "-i", "9"])
+        check(rc != 0 and "9" in err, "-i 9: rc=%d err=%r" % (rc, err))
+        rc, _, err = run(["query", "--query-gpu=index", "--format=xml"])
+        check(rc == 2 and "xml" in err, "bad format: %r" % err)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -19,10 +19,11 @@ import json
 import os
 import subprocess
 import sys
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, check, check_exit, clean_env,  # noqa: E402
-                              run, run_script)
+                              run, main)
 
 DIAGNOSIS = os.path.join(SOURCE_DIR, "sim", "scenarios", "diagnosis")
 HEALTH = os.path.join(SOURCE_DIR, "sim", "scenarios", "health")
@@ -49,16 +50,6 @@ def live_findings(proc, what):
     return {f["kind"]: f for f in gpu["findings"]}
 
 
-def test_diagnose_live():
-    compute = start_live_diagnose("classic-compute-bound", 10)
-    thermal = start_live_diagnose("classic-thermal", 10)
-    f = live_findings(compute, "classic-compute-bound")
-    check(set(f) == {"compute_bound"}, "compute-bound verdicts: %s" % f)
-    check("SM active 8" in f["compute_bound"]["verdict"], f["compute_bound"]["verdict"])
-    f = live_findings(thermal, "classic-thermal")
-    check("thermal_throttle" in f, "thermal verdicts: %s" % f)
-
-
 def health_json(args, env):
     code, out, err = run(["health", "--json"] + args, env=env, timeout=60)
     return code, json.loads(out), err
@@ -68,44 +59,45 @@ def checks_of(gpu):
     return gpu["checks"]
 
 
-def test_health_fault():
-    scenario = ["--simulate", os.path.join(HEALTH, "row-remap-failure.yaml")]
-    code, out, err = run(["health"] + scenario, env=AFTER_FAULTS, timeout=60)
-    check(code == 2, "health on a remap failure: exit %d, want 2:\n%s%s" % (code, out, err))
-    check("GPU 1" in out and "FAIL" in out and "memory" in out, "text report:\n" + out)
-    code, doc, _ = health_json(scenario, AFTER_FAULTS)
-    check(code == 2 and doc["verdict"] == "fail", (code, doc["verdict"]))
-    gpus = {g["gpu"]: g for g in doc["gpus"]}
-    check(gpus[1]["verdict"] == "fail" and checks_of(gpus[1])["memory"]["verdict"] == "fail",
-          gpus[1])
-    check(gpus[0]["verdict"] == "ok", gpus[0])
+class RealtimeCliTest(unittest.TestCase):
+    def test_health_fault(self):
+        scenario = ["--simulate", os.path.join(HEALTH, "row-remap-failure.yaml")]
+        code, out, err = run(["health"] + scenario, env=AFTER_FAULTS, timeout=60)
+        check(code == 2, "health on a remap failure: exit %d, want 2:\n%s%s" % (code, out, err))
+        check("GPU 1" in out and "FAIL" in out and "memory" in out, "text report:\n" + out)
+        code, doc, _ = health_json(scenario, AFTER_FAULTS)
+        check(code == 2 and doc["verdict"] == "fail", (code, doc["verdict"]))
+        gpus = {g["gpu"]: g for g in doc["gpus"]}
+        check(gpus[1]["verdict"] == "fail" and checks_of(gpus[1])["memory"]["verdict"] == "fail",
+              gpus[1])
+        check(gpus[0]["verdict"] == "ok", gpus[0])
 
+    def test_health_watch(self):
+        scenario = ["--simulate", os.path.join(HEALTH, "pcie-replay-storm.yaml")]
+        _, once, _ = health_json(scenario, AFTER_FAULTS)
+        once_pcie = checks_of({g["gpu"]: g for g in once["gpus"]}[1])["pcie"]
+        check("a rate needs a later sample" in json.dumps(once_pcie), once_pcie)
+        code, doc, err = health_json(["--watch", "5"] + scenario, AFTER_FAULTS)
+        check(code == 0, "a warning exits 0: %d %s" % (code, err))
+        gpus = {g["gpu"]: g for g in doc["gpus"]}
+        pcie = checks_of(gpus[1])["pcie"]
+        check(pcie["verdict"] == "warn", pcie)
+        evidence = json.dumps(pcie)
+        check("PCIe replays" in evidence and "/min, limit 4/min (Gen3 x8" in evidence, evidence)
+        check(checks_of(gpus[0])["pcie"]["verdict"] == "ok", gpus[0])
+        code, _, _ = run(["health", "--strict", "--watch", "5"] + scenario, env=AFTER_FAULTS,
+                         timeout=60)
+        check(code == 1, "--strict --watch on a warning: exit %d, want 1" % code)
 
-def test_health_watch():
-    scenario = ["--simulate", os.path.join(HEALTH, "pcie-replay-storm.yaml")]
-    _, once, _ = health_json(scenario, AFTER_FAULTS)
-    once_pcie = checks_of({g["gpu"]: g for g in once["gpus"]}[1])["pcie"]
-    check("a rate needs a later sample" in json.dumps(once_pcie), once_pcie)
-    code, doc, err = health_json(["--watch", "5"] + scenario, AFTER_FAULTS)
-    check(code == 0, "a warning exits 0: %d %s" % (code, err))
-    gpus = {g["gpu"]: g for g in doc["gpus"]}
-    pcie = checks_of(gpus[1])["pcie"]
-    check(pcie["verdict"] == "warn", pcie)
-    evidence = json.dumps(pcie)
-    check("PCIe replays" in evidence and "/min, limit 4/min (Gen3 x8" in evidence, evidence)
-    check(checks_of(gpus[0])["pcie"]["verdict"] == "ok", gpus[0])
-    code, _, _ = run(["health", "--strict", "--watch", "5"] + scenario, env=AFTER_FAULTS,
-                     timeout=60)
-    check(code == 1, "--strict --watch on a warning: exit %d, want 1" % code)
-
-
-def main():
-    test_health_fault()
-    test_health_watch()
-    test_diagnose_live()
-    print("ok")
-    return 0
+    def test_diagnose_live(self):
+        compute = start_live_diagnose("classic-compute-bound", 10)
+        thermal = start_live_diagnose("classic-thermal", 10)
+        f = live_findings(compute, "classic-compute-bound")
+        check(set(f) == {"compute_bound"}, "compute-bound verdicts: %s" % f)
+        check("SM active 8" in f["compute_bound"]["verdict"], f["compute_bound"]["verdict"])
+        f = live_findings(thermal, "classic-thermal")
+        check("thermal_throttle" in f, "thermal verdicts: %s" % f)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

@@ -5,13 +5,12 @@ unknown field name, an unreadable web-config, an invalid bcrypt hash, a port
 already in use, an unknown flag, a bad setting in the YAML --config file.
 """
 import os
-import shutil
 import socket
 import sys
-import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import check, run  # noqa: E402
+from gpuscope_testlib import check, main, run, temp_dir  # noqa: E402
 
 
 def write(d, name, text):
@@ -31,9 +30,12 @@ def expect_failure(args, *needles):
     check(len(last) < 300, "message too long: " + last)
 
 
-def main():
-    d = tempfile.mkdtemp(prefix="gpuscope-bad-")
-    try:
+class BadInputTest(unittest.TestCase):
+    def setUp(self):
+        self.d = temp_dir(self, "gpuscope-bad-")
+
+    def test_bad_files_and_settings(self):
+        d = self.d
         malformed = write(d, "malformed.csv",
                           "# comment\nDCGM_FI_DEV_GPU_TEMP, gauge, temperature\n"
                           "DCGM_FI_DEV_POWER_USAGE, gauge\n")
@@ -48,6 +50,8 @@ def main():
         expect_failure(["--no-such-flag"], "--no-such-flag")
         config = write(d, "serve.yml", "address: ':9400'\nmetric: native\n")
         expect_failure(["--config", config], config + ":2", "metric")
+
+    def test_port_in_use(self):
         with socket.socket() as busy:
             busy.bind(("127.0.0.1", 0))
             busy.listen(1)
@@ -55,10 +59,7 @@ def main():
             rc, _, err = run(["serve", "--simulate", "training-8xh100",
                               "-a", "127.0.0.1:%d" % port])
             check(rc != 0 and str(port) in err and "in use" in err, "port in use: %s" % err)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print("ok")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

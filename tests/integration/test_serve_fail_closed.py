@@ -25,9 +25,10 @@ import subprocess
 import sys
 import tempfile
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, run, wait_until  # noqa: E402
+from gpuscope_testlib import Serve, check, main, run, wait_until  # noqa: E402
 
 SIM = ["serve", "--simulate", "training-8xh100", "-a", "127.0.0.1:0"]
 
@@ -67,19 +68,6 @@ def bad_files(d):
     return cases
 
 
-def test_start(d):
-    for name, path, problem in bad_files(d):
-        for flag in ("--web-config-file", "--config", "-f"):
-            expect_failure([flag, path], [path, problem])
-        print("start: %s refused for all three files" % name)
-    # Through the environment too, and a counters file that lists nothing.
-    expect_failure([], ["is a directory"], env={"GPUSCOPE_WEB_CONFIG_FILE": d})
-    comments = write(os.path.join(d, "comments.csv"), "# nothing enabled\n")
-    expect_failure(["-f", comments], [comments, "lists no fields"])
-    web_comments = write(os.path.join(d, "comments.yml"), "# nothing\n")
-    expect_failure(["--web-config-file", web_comments], [web_comments, "has no settings"])
-
-
 def sh(*args):
     subprocess.run(args, check=True, capture_output=True, timeout=60)
 
@@ -94,7 +82,6 @@ def curl(url, *extra):
         return 0
 
 
-
 def replace_with(path, kind):
     """Swaps the file at path for a directory or an empty file."""
     if os.path.isdir(path):
@@ -107,84 +94,91 @@ def replace_with(path, kind):
         write(path, "")
 
 
-def test_reload(d):
-    key, crt = os.path.join(d, "server.key"), os.path.join(d, "server.crt")
-    sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
-       "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", crt)
-    hashed = subprocess.run(["htpasswd", "-nbBC", "10", "u", "p"], capture_output=True,
-                            text=True, check=True).stdout.strip().split(":", 1)[1]
-    web = write(os.path.join(d, "web.yml"),
-                "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
-                "basic_auth_users:\n  u: '%s'\n" % (crt, key, hashed))
-    counters = write(os.path.join(d, "counters.csv"), "DCGM_FI_DEV_GPU_TEMP, gauge, t\n")
-    s = Serve(["--simulate", "training-8xh100", "-c", "200", "--web-config-file", web,
-               "-f", counters], scheme="https")
-    try:
-        https, http = "https://127.0.0.1:%d/metrics" % s.port, "http://127.0.0.1:%d/metrics" % s.port
-        wait_until(lambda: curl(https, "-u", "u:p") == 200, "the first scrape")
-        errors = 0
-        for kind in ("directory", "empty", "directory"):
-            replace_with(web, kind)
-            replace_with(counters, kind)
-            s.proc.send_signal(signal.SIGHUP)
-            errors += 2
-            wait_until(lambda: s.output().count("reload: keeping the previous") >= errors,
-                     "two reload errors in the log after the %s swap" % kind)
-            check(curl(https, "-u", "u:p") == 200, "%s: HTTPS with credentials" % kind)
-            check(curl(https) == 401, "%s: HTTPS without credentials must stay 401" % kind)
-            check(curl(http) != 200, "%s: plain HTTP answered" % kind)
-            body = subprocess.run(["curl", "-s", "-k", "-u", "u:p", https], capture_output=True,
-                                  text=True, timeout=30).stdout
-            check("DCGM_FI_DEV_GPU_TEMP{" in body, "%s: the DCGM family was dropped" % kind)
-            check(s.proc.poll() is None, "serve exited")
-        log = s.output()
-        check(web + ": is a directory" in log and web + ": is empty" in log, log[-2000:])
-        check(counters + ": is a directory" in log and counters + ": is empty" in log,
-              log[-2000:])
-        print("reload: directory and empty swaps kept TLS, auth and counters")
-    finally:
-        s.stop()
+def remove_tree(d):
+    """Removes d, unreadable files included."""
+    for root, dirs, files in os.walk(d):
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o600)
+    shutil.rmtree(d, ignore_errors=True)
 
 
-def test_numbers(d):
-    cases = [
-        (["-c", "nan"], "collect-interval"), (["-c", "inf"], "collect-interval"),
-        (["-c", "1e13"], "collect-interval"), (["-c", "-100"], "collect-interval"),
-        (["--window", "inf"], "window"), (["--window", "nan"], "window"),
-        (["--stale-after", "nan"], "stale-after"), (["--stale-after", "-inf"], "stale-after"),
-        (["--request-timeout", "inf"], "request-timeout"),
-        (["--gpu-hour-price", "nan"], "gpu-hour-price"),
-        (["--gpu-hour-price", "1e400"], "gpu-hour-price"),
-        (["-x", "1e13"], "xid-count-window-size"),
-        (["--max-connections", "99999999999999999999"], "max-connections"),
-    ]
-    for args, key in cases:
-        started = time.monotonic()
-        expect_failure(args, [key + ": '"])
-        check(time.monotonic() - started < 10, "%s took too long to be refused" % args)
-    expect_failure([], ["slow-interval: 'inf'", "GPUSCOPE_SLOW_INTERVAL"],
-                   env={"GPUSCOPE_SLOW_INTERVAL": "inf"})
-    config = write(os.path.join(d, "serve.yml"), "pcie-interval: .nan\n")
-    expect_failure(["--config", config], ["pcie-interval: '.nan'", config])
-    print("numbers: %d non-finite or out-of-range values refused" % (len(cases) + 2))
+class ServeFailClosedTest(unittest.TestCase):
+    def setUp(self):
+        self.d = tempfile.mkdtemp(prefix="gpuscope-fail-closed-")
+        self.addCleanup(remove_tree, self.d)
 
+    def test_start(self):
+        for name, path, problem in bad_files(self.d):
+            for flag in ("--web-config-file", "--config", "-f"):
+                expect_failure([flag, path], [path, problem])
+            print("start: %s refused for all three files" % name)
+        # Through the environment too, and a counters file that lists nothing.
+        expect_failure([], ["is a directory"], env={"GPUSCOPE_WEB_CONFIG_FILE": self.d})
+        comments = write(os.path.join(self.d, "comments.csv"), "# nothing enabled\n")
+        expect_failure(["-f", comments], [comments, "lists no fields"])
+        web_comments = write(os.path.join(self.d, "comments.yml"), "# nothing\n")
+        expect_failure(["--web-config-file", web_comments], [web_comments, "has no settings"])
 
-def main():
-    d = tempfile.mkdtemp(prefix="gpuscope-fail-closed-")
-    try:
-        start = os.path.join(d, "start")
-        os.mkdir(start)
-        test_start(start)
-        test_reload(d)
-        test_numbers(d)
-    finally:
-        for root, dirs, files in os.walk(d):
-            for name in files:
-                os.chmod(os.path.join(root, name), 0o600)
-        shutil.rmtree(d, ignore_errors=True)
-    print("ok")
-    return 0
+    def test_reload(self):
+        key, crt = os.path.join(self.d, "server.key"), os.path.join(self.d, "server.crt")
+        sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+           "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", crt)
+        hashed = subprocess.run(["htpasswd", "-nbBC", "10", "u", "p"], capture_output=True,
+                                text=True, check=True).stdout.strip().split(":", 1)[1]
+        web = write(os.path.join(self.d, "web.yml"),
+                    "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  u: '%s'\n" % (crt, key, hashed))
+        counters = write(os.path.join(self.d, "counters.csv"), "DCGM_FI_DEV_GPU_TEMP, gauge, t\n")
+        s = Serve(["--simulate", "training-8xh100", "-c", "200", "--web-config-file", web,
+                   "-f", counters], scheme="https")
+        try:
+            https, http = "https://127.0.0.1:%d/metrics" % s.port, "http://127.0.0.1:%d/metrics" % s.port
+            wait_until(lambda: curl(https, "-u", "u:p") == 200, "the first scrape")
+            errors = 0
+            for kind in ("directory", "empty", "directory"):
+                replace_with(web, kind)
+                replace_with(counters, kind)
+                s.proc.send_signal(signal.SIGHUP)
+                errors += 2
+                wait_until(lambda: s.output().count("reload: keeping the previous") >= errors,
+                         "two reload errors in the log after the %s swap" % kind)
+                check(curl(https, "-u", "u:p") == 200, "%s: HTTPS with credentials" % kind)
+                check(curl(https) == 401, "%s: HTTPS without credentials must stay 401" % kind)
+                check(curl(http) != 200, "%s: plain HTTP answered" % kind)
+                body = subprocess.run(["curl", "-s", "-k", "-u", "u:p", https], capture_output=True,
+                                      text=True, timeout=30).stdout
+                check("DCGM_FI_DEV_GPU_TEMP{" in body, "%s: the DCGM family was dropped" % kind)
+                check(s.proc.poll() is None, "serve exited")
+            log = s.output()
+            check(web + ": is a directory" in log and web + ": is empty" in log, log[-2000:])
+            check(counters + ": is a directory" in log and counters + ": is empty" in log,
+                  log[-2000:])
+            print("reload: directory and empty swaps kept TLS, auth and counters")
+        finally:
+            s.stop()
+
+    def test_numbers(self):
+        cases = [
+            (["-c", "nan"], "collect-interval"), (["-c", "inf"], "collect-interval"),
+            (["-c", "1e13"], "collect-interval"), (["-c", "-100"], "collect-interval"),
+            (["--window", "inf"], "window"), (["--window", "nan"], "window"),
+            (["--stale-after", "nan"], "stale-after"), (["--stale-after", "-inf"], "stale-after"),
+            (["--request-timeout", "inf"], "request-timeout"),
+            (["--gpu-hour-price", "nan"], "gpu-hour-price"),
+            (["--gpu-hour-price", "1e400"], "gpu-hour-price"),
+            (["-x", "1e13"], "xid-count-window-size"),
+            (["--max-connections", "99999999999999999999"], "max-connections"),
+        ]
+        for args, key in cases:
+            started = time.monotonic()
+            expect_failure(args, [key + ": '"])
+            check(time.monotonic() - started < 10, "%s took too long to be refused" % args)
+        expect_failure([], ["slow-interval: 'inf'", "GPUSCOPE_SLOW_INTERVAL"],
+                       env={"GPUSCOPE_SLOW_INTERVAL": "inf"})
+        config = write(os.path.join(self.d, "serve.yml"), "pcie-interval: .nan\n")
+        expect_failure(["--config", config], ["pcie-interval: '.nan'", config])
+        print("numbers: %d non-finite or out-of-range values refused" % (len(cases) + 2))
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -24,9 +24,10 @@ import os
 import re
 import sys
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import SOURCE_DIR, Serve, check  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, Serve, check, main  # noqa: E402
 
 GOLDEN = os.path.join(SOURCE_DIR, "tests", "golden", "metrics", "training-8xh100.prom")
 
@@ -43,22 +44,22 @@ def scrape_once():
                   "gpuscope_build_info{VERSION}", text)
 
 
-def main():
-    first, second = scrape_once(), scrape_once()
-    check(first == second, "two runs differ:\n" + "".join(difflib.unified_diff(
-        first.splitlines(True), second.splitlines(True), "run1", "run2", n=1))[:4000])
-    if os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1":
-        with open(GOLDEN, "w") as f:
-            f.write(first)
-        print("wrote", GOLDEN)
-    with open(GOLDEN) as f:
-        golden = f.read()
-    check(first == golden, "differs from %s:\n%s" % (GOLDEN, "".join(difflib.unified_diff(
-        golden.splitlines(True), first.splitlines(True), "golden", "served", n=1))[:4000]))
-    check('DCGM_FI_DEV_GPU_TEMP{gpu="7"' in golden and 'Hostname="golden-node"' in golden,
-          "golden content")
-    print("ok")
+class ServeGoldenTest(unittest.TestCase):
+    def test_two_runs_serve_the_golden_bytes(self):
+        first, second = scrape_once(), scrape_once()
+        check(first == second, "two runs differ:\n" + "".join(difflib.unified_diff(
+            first.splitlines(True), second.splitlines(True), "run1", "run2", n=1))[:4000])
+        if os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1":
+            with open(GOLDEN, "w") as f:
+                f.write(first)
+            print("wrote", GOLDEN)
+        with open(GOLDEN) as f:
+            golden = f.read()
+        check(first == golden, "differs from %s:\n%s" % (GOLDEN, "".join(difflib.unified_diff(
+            golden.splitlines(True), first.splitlines(True), "golden", "served", n=1))[:4000]))
+        check('DCGM_FI_DEV_GPU_TEMP{gpu="7"' in golden and 'Hostname="golden-node"' in golden,
+              "golden content")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

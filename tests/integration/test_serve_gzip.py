@@ -13,11 +13,12 @@ import re
 import shutil
 import sys
 import tempfile
+import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (PROMETHEUS, Prometheus, Serve, check, need_tool,  # noqa: E402
-                              run_script, scrape_config, wait_until)
+from gpuscope_testlib import (PROMETHEUS, Prometheus, Serve, check, main, need_tool,  # noqa: E402
+                              parse_exposition, scrape_config, wait_until)
 
 OM = "application/openmetrics-text; version=1.0.0"
 
@@ -31,8 +32,8 @@ def fetch(base, headers):
 
 def series(text):
     """The set of series (name and labels) of an exposition, without values."""
-    return {line.rsplit(" ", 1)[0] for line in text.splitlines()
-            if line and not line.startswith("#") and not line.startswith("gpuscope_scrapes")}
+    return {s.series for s in parse_exposition(text).samples
+            if not s.name.startswith("gpuscope_scrapes")}
 
 
 def check_negotiation(s):
@@ -57,30 +58,31 @@ def check_negotiation(s):
     check("content-encoding" not in headers, "q=0 still got %s" % headers)
 
 
-def main():
-    need_tool(PROMETHEUS, "prometheus")
-    with Serve(["--simulate", "training-8xh100", "-c", "200"]) as s:
-        s.wait_healthy()
-        check_negotiation(s)
-        work = tempfile.mkdtemp(prefix="gpuscope-gzip-")
-        prom = Prometheus(work, scrape_config(re.sub(r"^https?://", "", s.base)))
-        try:
-            prom.wait_ready()
-            prom.wait_for("gpuscope_gpu_info", 8, timeout=60)
-            prom.wait_for("DCGM_FI_DEV_GPU_TEMP", 8, timeout=30)
-            wait_until(lambda: prom.query("gpuscope_scrapes_gzip_total > 1"),
-                       "Prometheus's scrapes counted as gzip", timeout=60)
-            up = prom.api("/api/v1/targets", {})["activeTargets"]
-            check(len(up) == 1 and up[0]["health"] == "up" and not up[0]["lastError"], up)
-            gz = float(prom.query("gpuscope_scrapes_gzip_total")[0]["value"][1])
-            total = float(prom.query("gpuscope_scrapes_total")[0]["value"][1])
-            # Of our 4 requests above 2 were plain; every scrape of Prometheus asks for gzip.
-            check(total - gz <= 2, "scrapes %d, gzip %d: Prometheus did not get gzip" % (total, gz))
-        finally:
-            prom.close()
-            shutil.rmtree(work, ignore_errors=True)
-    print("ok")
+class ServeGzipTest(unittest.TestCase):
+    def test_gzip_negotiated_and_scraped(self):
+        need_tool(PROMETHEUS, "prometheus")
+        with Serve(["--simulate", "training-8xh100", "-c", "200"]) as s:
+            s.wait_healthy()
+            check_negotiation(s)
+            work = tempfile.mkdtemp(prefix="gpuscope-gzip-")
+            prom = Prometheus(work, scrape_config(re.sub(r"^https?://", "", s.base)))
+            try:
+                prom.wait_ready()
+                prom.wait_for("gpuscope_gpu_info", 8, timeout=60)
+                prom.wait_for("DCGM_FI_DEV_GPU_TEMP", 8, timeout=30)
+                wait_until(lambda: prom.query("gpuscope_scrapes_gzip_total > 1"),
+                           "Prometheus's scrapes counted as gzip", timeout=60)
+                up = prom.api("/api/v1/targets", {})["activeTargets"]
+                check(len(up) == 1 and up[0]["health"] == "up" and not up[0]["lastError"], up)
+                gz = float(prom.query("gpuscope_scrapes_gzip_total")[0]["value"][1])
+                total = float(prom.query("gpuscope_scrapes_total")[0]["value"][1])
+                # Of our 4 requests above 2 were plain; every scrape of Prometheus asks for gzip.
+                check(total - gz <= 2,
+                      "scrapes %d, gzip %d: Prometheus did not get gzip" % (total, gz))
+            finally:
+                prom.close()
+                shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

@@ -9,11 +9,11 @@ left out of the comparison.
 import json
 import os
 import sys
-import tempfile
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check, main, temp_dir  # noqa: E402
 
 EVENT_WAITS = ("nvmlEventSetWait", "nvmlEventSetWait_v2")
 
@@ -31,28 +31,28 @@ def stats(control, path):
     raise AssertionError("the simulator wrote no stats to " + path)
 
 
-def main():
-    d = tempfile.mkdtemp(prefix="gpuscope-calls-")
-    control = os.path.join(d, "control")
-    open(control, "w").close()
-    with Serve(["--simulate", "training-8xh100", "-c", "600000"],
-               env={"GPUSCOPE_SIM_CONTROL": control}) as s:
-        s.wait_healthy()
-        time.sleep(1.0)  # the loop's first cycle runs right after start
-        before = stats(control, os.path.join(d, "before.json"))
-        check(sum(before.values()) > 0, "no NVML calls counted at all")
-        for i in range(100):
-            accept = {"Accept": "application/openmetrics-text"} if i % 2 else {}
-            status, _, body = s.get("/metrics", accept)
-            check(status == 200 and "DCGM_FI_DEV_GPU_TEMP" in body, status)
-        for _ in range(10):
-            check(s.get("/health")[0] == 200, "health")
-        after = stats(control, os.path.join(d, "after.json"))
-        diff = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)
-                if after.get(k, 0) != before.get(k, 0)}
-        check(not diff, "scrapes made NVML calls: %s" % diff)
-    print("ok")
+class ServeNvmlCallsTest(unittest.TestCase):
+    def test_scrapes_make_no_nvml_calls(self):
+        d = temp_dir(self, "gpuscope-calls-")
+        control = os.path.join(d, "control")
+        open(control, "w").close()
+        with Serve(["--simulate", "training-8xh100", "-c", "600000"],
+                   env={"GPUSCOPE_SIM_CONTROL": control}) as s:
+            s.wait_healthy()
+            time.sleep(1.0)  # the loop's first cycle runs right after start
+            before = stats(control, os.path.join(d, "before.json"))
+            check(sum(before.values()) > 0, "no NVML calls counted at all")
+            for i in range(100):
+                accept = {"Accept": "application/openmetrics-text"} if i % 2 else {}
+                status, _, body = s.get("/metrics", accept)
+                check(status == 200 and "DCGM_FI_DEV_GPU_TEMP" in body, status)
+            for _ in range(10):
+                check(s.get("/health")[0] == 200, "health")
+            after = stats(control, os.path.join(d, "after.json"))
+            diff = {k: after.get(k, 0) - before.get(k, 0) for k in set(before) | set(after)
+                    if after.get(k, 0) != before.get(k, 0)}
+            check(not diff, "scrapes made NVML calls: %s" % diff)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -24,10 +24,11 @@ import shutil
 import sys
 import tempfile
 import time
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (Prometheus, Serve, check, need_shared_data,  # noqa: E402
-                              run_script, scrape_config)
+                              main, scrape_config)
 
 DASHBOARD_METRICS = ["DCGM_FI_DEV_GPU_TEMP", "DCGM_FI_DEV_POWER_USAGE", "DCGM_FI_DEV_SM_CLOCK",
                      "DCGM_FI_DEV_GPU_UTIL", "DCGM_FI_DEV_FB_USED",
@@ -90,28 +91,28 @@ def check_energy(prom, instance):
                   (gpu, name, value, watts, 100 * error))
 
 
-def main():
-    panel_queries()  # skips before starting anything without the reference data
-    with Serve(["--simulate", "training-8xh100", "-c", "250"]) as serve:
-        serve.wait_healthy()
-        instance = "127.0.0.1:%d" % serve.port
-        workdir = tempfile.mkdtemp(prefix="gpuscope-prom-")
-        prom = Prometheus(workdir, scrape_config(instance))
-        try:
-            prom.wait_ready()
-            up = prom.wait_for('up{job="gpuscope"} == 1', 1)
-            check(up[0]["metric"]["instance"] == instance, up)
-            check_dashboard_metrics(prom, instance)
-            check_panels(prom, instance)
-            started = time.time()
-            prom.wait_for('count_over_time(DCGM_FI_DEV_POWER_USAGE{gpu="0"}[20s]) >= 19', 1, 45)
-            time.sleep(max(0.0, 2 - (time.time() - started)))
-            check_energy(prom, instance)
-        finally:
-            prom.close()
-            shutil.rmtree(workdir, ignore_errors=True)
-    print("ok")
+class ServePrometheusTest(unittest.TestCase):
+    def test_dashboards_and_energy_through_prometheus(self):
+        panel_queries()  # skips before starting anything without the reference data
+        with Serve(["--simulate", "training-8xh100", "-c", "250"]) as serve:
+            serve.wait_healthy()
+            instance = "127.0.0.1:%d" % serve.port
+            workdir = tempfile.mkdtemp(prefix="gpuscope-prom-")
+            prom = Prometheus(workdir, scrape_config(instance))
+            try:
+                prom.wait_ready()
+                up = prom.wait_for('up{job="gpuscope"} == 1', 1)
+                check(up[0]["metric"]["instance"] == instance, up)
+                check_dashboard_metrics(prom, instance)
+                check_panels(prom, instance)
+                started = time.time()
+                prom.wait_for('count_over_time(DCGM_FI_DEV_POWER_USAGE{gpu="0"}[20s]) >= 19', 1, 45)
+                time.sleep(max(0.0, 2 - (time.time() - started)))
+                check_energy(prom, instance)
+            finally:
+                prom.close()
+                shutil.rmtree(workdir, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

@@ -10,13 +10,12 @@ exporter-toolkit web-config file, checked with curl:
 Certificates come from openssl in a temporary folder.
 """
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check  # noqa: E402
+from gpuscope_testlib import Serve, check, main, temp_dir  # noqa: E402
 
 
 def sh(*args):
@@ -65,53 +64,46 @@ def write(path, text):
     return path
 
 
-def test_basic_auth(d):
-    config = write(os.path.join(d, "auth.yml"),
-                   "basic_auth_users:\n  prometheus: '%s'\n" % bcrypt("prometheus", "s3cret"))
-    with Serve(["--simulate", "training-8xh100", "--web-config-file", config]) as s:
-        url = s.base + "/metrics"
-        check(curl(url) == 401, "no credentials")
-        check(curl(url, "-u", "prometheus:wrong") == 401, "wrong password")
-        check(curl(url, "-u", "nobody:s3cret") == 401, "unknown user")
-        check(curl(url, "-u", "prometheus:s3cret") == 200, "right password")
+class ServeTlsTest(unittest.TestCase):
+    def setUp(self):
+        self.d = temp_dir(self, "gpuscope-tls-")
 
+    def test_basic_auth(self):
+        config = write(os.path.join(self.d, "auth.yml"),
+                       "basic_auth_users:\n  prometheus: '%s'\n" % bcrypt("prometheus", "s3cret"))
+        with Serve(["--simulate", "training-8xh100", "--web-config-file", config]) as s:
+            url = s.base + "/metrics"
+            check(curl(url) == 401, "no credentials")
+            check(curl(url, "-u", "prometheus:wrong") == 401, "wrong password")
+            check(curl(url, "-u", "nobody:s3cret") == 401, "unknown user")
+            check(curl(url, "-u", "prometheus:s3cret") == 200, "right password")
 
-def test_tls_and_mtls(d):
-    ca_key, ca_crt = make_ca(d, "server-ca")
-    key, crt = make_cert(d, "localhost", ca_key, ca_crt, "DNS:localhost,IP:127.0.0.1")
-    client_ca_key, client_ca_crt = make_ca(d, "client-ca")
-    client_key, client_crt = make_cert(d, "scraper", client_ca_key, client_ca_crt)
-    tls = write(os.path.join(d, "tls.yml"),
-                "tls_server_config:\n  cert_file: localhost.crt\n  key_file: localhost.key\n")
-    with Serve(["--simulate", "training-8xh100", "--web-config-file", tls],
-               scheme="https") as s:
-        check(curl(s.base + "/metrics", "--cacert", ca_crt) == 200, "TLS with our CA")
-        check(curl(s.base + "/metrics") == 0, "untrusted certificate accepted")
-        check(curl("http://127.0.0.1:%d/metrics" % s.port) != 200, "plain HTTP served")
-    mtls = write(os.path.join(d, "mtls.yml"),
-                 "tls_server_config:\n  cert_file: localhost.crt\n  key_file: localhost.key\n"
-                 "  client_ca_file: client-ca.crt\n"
-                 "  client_auth_type: RequireAndVerifyClientCert\n")
-    with Serve(["--simulate", "training-8xh100", "--web-config-file", mtls],
-               scheme="https") as s:
-        url = s.base + "/metrics"
-        check(curl(url, "--cacert", ca_crt) != 200, "no client certificate accepted")
-        wrong_key, wrong_crt = make_cert(d, "intruder", ca_key, ca_crt)
-        check(curl(url, "--cacert", ca_crt, "--cert", wrong_crt, "--key", wrong_key) != 200,
-              "client certificate from another CA accepted")
-        check(curl(url, "--cacert", ca_crt, "--cert", client_crt, "--key", client_key) == 200,
-              "right client certificate refused")
-
-
-def main():
-    d = tempfile.mkdtemp(prefix="gpuscope-tls-")
-    try:
-        test_basic_auth(d)
-        test_tls_and_mtls(d)
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-    print("ok")
+    def test_tls_and_mtls(self):
+        ca_key, ca_crt = make_ca(self.d, "server-ca")
+        key, crt = make_cert(self.d, "localhost", ca_key, ca_crt, "DNS:localhost,IP:127.0.0.1")
+        client_ca_key, client_ca_crt = make_ca(self.d, "client-ca")
+        client_key, client_crt = make_cert(self.d, "scraper", client_ca_key, client_ca_crt)
+        tls = write(os.path.join(self.d, "tls.yml"),
+                    "tls_server_config:\n  cert_file: localhost.crt\n  key_file: localhost.key\n")
+        with Serve(["--simulate", "training-8xh100", "--web-config-file", tls],
+                   scheme="https") as s:
+            check(curl(s.base + "/metrics", "--cacert", ca_crt) == 200, "TLS with our CA")
+            check(curl(s.base + "/metrics") == 0, "untrusted certificate accepted")
+            check(curl("http://127.0.0.1:%d/metrics" % s.port) != 200, "plain HTTP served")
+        mtls = write(os.path.join(self.d, "mtls.yml"),
+                     "tls_server_config:\n  cert_file: localhost.crt\n  key_file: localhost.key\n"
+                     "  client_ca_file: client-ca.crt\n"
+                     "  client_auth_type: RequireAndVerifyClientCert\n")
+        with Serve(["--simulate", "training-8xh100", "--web-config-file", mtls],
+                   scheme="https") as s:
+            url = s.base + "/metrics"
+            check(curl(url, "--cacert", ca_crt) != 200, "no client certificate accepted")
+            wrong_key, wrong_crt = make_cert(self.d, "intruder", ca_key, ca_crt)
+            check(curl(url, "--cacert", ca_crt, "--cert", wrong_crt, "--key", wrong_key) != 200,
+                  "client certificate from another CA accepted")
+            check(curl(url, "--cacert", ca_crt, "--cert", client_crt, "--key", client_key) == 200,
+                  "right client certificate refused")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -18,10 +18,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, SOURCE_DIR, check, clean_env, need_tool,  # noqa: E402
-                              run, run_script)
+                              run, main)
 
 CLIENT = os.path.join(SOURCE_DIR, "tests", "clients", "nvtop_startup.c")
 SIM_DIR = os.path.join(BUILD_DIR, "sim")
@@ -66,31 +67,31 @@ def expected(scenario):
     return [[c.strip() for c in line.split(",")] for line in out.splitlines()]
 
 
-def main():
-    with tempfile.TemporaryDirectory() as d:
-        exe = build(d)
-        for scenario in ("training-8xh100", "mixed-node"):
-            code, out = client(exe, scenario, SIM_DIR)
-            check(code == 0, "%s: exit %d:\n%s" % (scenario, code, out))
-            check("No GPU to monitor" not in out, out)
-            gpus = re.findall(r"^GPU (\d+): (.*?) \| (\S+) \| util (\S+) ", out, re.M)
-            want = expected(scenario)
-            check(len(gpus) == len(want), "%s: saw %d GPUs, query %d:\n%s" %
-                  (scenario, len(gpus), len(want), out))
-            for (index, name, bus, util), (w_index, w_name, w_bus, w_util) in zip(gpus, want):
-                check((index, name, bus) == (w_index, w_name, w_bus),
-                      "%s: %r vs query %r" % (scenario, (index, name, bus), (w_index, w_name, w_bus)))
-                check(util == ("N/A" if w_util == "[N/A]" else w_util.replace(" %", "%")),
-                      "%s GPU %s: util %s, query %s" % (scenario, index, util, w_util))
-            if scenario == "mixed-node":
-                check(gpus[7][3] == "N/A", "MIG parent utilization: " + gpus[7][3])
-            print(out.strip().splitlines()[0])
-        # No libnvidia-ml on the path: the client refuses, as nvtop does.
-        code, out = client(exe, "training-8xh100", d)
-        check(code == 1 and "No GPU to monitor" in out, "without the library: %d %s" % (code, out))
-    print("ok")
-    return 0
+class ThirdPartyClientTest(unittest.TestCase):
+    def test_nvtop_style_client_on_the_simulator(self):
+        with tempfile.TemporaryDirectory() as d:
+            exe = build(d)
+            for scenario in ("training-8xh100", "mixed-node"):
+                code, out = client(exe, scenario, SIM_DIR)
+                check(code == 0, "%s: exit %d:\n%s" % (scenario, code, out))
+                check("No GPU to monitor" not in out, out)
+                gpus = re.findall(r"^GPU (\d+): (.*?) \| (\S+) \| util (\S+) ", out, re.M)
+                want = expected(scenario)
+                check(len(gpus) == len(want), "%s: saw %d GPUs, query %d:\n%s" %
+                      (scenario, len(gpus), len(want), out))
+                for (index, name, bus, util), (w_index, w_name, w_bus, w_util) in zip(gpus, want):
+                    check((index, name, bus) == (w_index, w_name, w_bus),
+                          "%s: %r vs query %r" % (scenario, (index, name, bus), (w_index, w_name, w_bus)))
+                    check(util == ("N/A" if w_util == "[N/A]" else w_util.replace(" %", "%")),
+                          "%s GPU %s: util %s, query %s" % (scenario, index, util, w_util))
+                if scenario == "mixed-node":
+                    check(gpus[7][3] == "N/A", "MIG parent utilization: " + gpus[7][3])
+                print(out.strip().splitlines()[0])
+            # No libnvidia-ml on the path: the client refuses, as nvtop does.
+            code, out = client(exe, "training-8xh100", d)
+            check(code == 1 and "No GPU to monitor" in out,
+                  "without the library: %d %s" % (code, out))
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

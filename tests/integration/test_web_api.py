@@ -24,10 +24,11 @@ import os
 import re
 import sys
 import time
+import unittest
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import SOURCE_DIR, Serve, check, run_script  # noqa: E402
+from gpuscope_testlib import SOURCE_DIR, Serve, check, main  # noqa: E402
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "api")
 QUERIES = {
@@ -86,16 +87,6 @@ def process_names(s):
     return names
 
 
-def check_process_names_opt_in():
-    """Names leave the host only with --process-names (privacy)."""
-    with Serve(["--simulate", "mixed-node", "-c", "100", "--process-names"],
-               env={"GPUSCOPE_SIM_FROZEN_TIME": "120"}) as s:
-        s.wait_healthy()
-        time.sleep(1.0)
-        names = process_names(s)
-        check({"python3", "vllm"} <= names, "with --process-names: %s" % sorted(names))
-
-
 def normalize(name, body):
     """Masks what differs between runs by design: the agent version and the
     cycle count (how many cycles ran before the request)."""
@@ -141,28 +132,36 @@ def check_bad_parameters(s):
                                                                                 body, words))
 
 
-def main():
-    check_process_names_opt_in()
-    first, second = fetch_all(), fetch_all()
-    update = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
-    for name in QUERIES:
-        check(first[name] == second[name], "%s: two runs differ:\n%s" % (name, "".join(
-            difflib.unified_diff(first[name].splitlines(True), second[name].splitlines(True),
-                                 "run1", "run2", n=1))[:3000]))
-        golden = os.path.join(GOLDEN_DIR, "mixed-node-%s.%s" % (
-            name, "txt" if name.endswith("-text") else "json"))
-        text = first[name]
-        if update:
-            with open(golden, "w") as f:
-                f.write(text)
-            print("wrote", golden)
-        with open(golden) as f:
-            want = f.read()
-        check(text == want, "%s differs from %s:\n%s" % (name, golden, "".join(
-            difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden",
-                                 "served", n=1))[:4000]))
-    print("ok")
+class WebApiTest(unittest.TestCase):
+    def test_process_names_opt_in(self):
+        """Names leave the host only with --process-names (privacy)."""
+        with Serve(["--simulate", "mixed-node", "-c", "100", "--process-names"],
+                   env={"GPUSCOPE_SIM_FROZEN_TIME": "120"}) as s:
+            s.wait_healthy()
+            time.sleep(1.0)
+            names = process_names(s)
+            check({"python3", "vllm"} <= names, "with --process-names: %s" % sorted(names))
+
+    def test_answers_match_the_goldens(self):
+        first, second = fetch_all(), fetch_all()
+        update = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
+        for name in QUERIES:
+            check(first[name] == second[name], "%s: two runs differ:\n%s" % (name, "".join(
+                difflib.unified_diff(first[name].splitlines(True), second[name].splitlines(True),
+                                     "run1", "run2", n=1))[:3000]))
+            golden = os.path.join(GOLDEN_DIR, "mixed-node-%s.%s" % (
+                name, "txt" if name.endswith("-text") else "json"))
+            text = first[name]
+            if update:
+                with open(golden, "w") as f:
+                    f.write(text)
+                print("wrote", golden)
+            with open(golden) as f:
+                want = f.read()
+            check(text == want, "%s differs from %s:\n%s" % (name, golden, "".join(
+                difflib.unified_diff(want.splitlines(True), text.splitlines(True), "golden",
+                                     "served", n=1))[:4000]))
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()

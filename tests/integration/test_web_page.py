@@ -28,10 +28,11 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, SOURCE_DIR, Serve, check, need,  # noqa: E402
-                              need_tool, run_script)
+                              need_tool, main)
 
 PAGE_JS = os.path.join(SOURCE_DIR, "web", "test", "page.js")
 ARTIFACTS = os.path.join(BUILD_DIR, "test-artifacts", "web")
@@ -46,32 +47,32 @@ def web_config(d):
     return path
 
 
-def main():
-    chromium = need_tool("chromium", "chromium")
-    node = need_tool("node", "nodejs")
-    need_tool("htpasswd", "apache2-utils")
-    need(os.path.isdir(os.path.join(SOURCE_DIR, "web", "node_modules", "puppeteer-core")),
-         "web/node_modules/puppeteer-core missing (scripts/setup.sh runs npm ci in web/)")
-    shutil.rmtree(ARTIFACTS, ignore_errors=True)
-    with tempfile.TemporaryDirectory() as d:
-        control = os.path.join(d, "control")
-        open(control, "w").close()
-        with Serve(["--simulate", "mixed-node", "-c", "500ms", "--web-config-file",
-                    web_config(d)],
-                   env={"GPUSCOPE_SIM_CONTROL": control, "GPUSCOPE_SIM_TIME_SCALE": "10"}) as s:
-            cfg = {"url": s.base, "user": "viewer", "password": "s3cret", "control": control,
-                   "artifacts": ARTIFACTS, "chromium": chromium, "lost_gpu": 3,
-                   "thermal_gpu": "6", "leak_gpu": 4}
-            p = subprocess.run([node, PAGE_JS, "check", json.dumps(cfg)], capture_output=True,
-                               text=True, timeout=180, cwd=os.path.join(SOURCE_DIR, "web"))
-            check(p.returncode == 0, "page check failed:\n%s\n%s\nagent log:\n%s" % (
-                p.stdout[-3000:], p.stderr[-3000:], s.output()[-3000:]))
-    result = json.loads(p.stdout.strip().splitlines()[-1])
-    check(result["cards"]["cards"] == 11 and len(result["cards"]["mig"]) == 3, result)
-    print(json.dumps(result, indent=1))
-    print("screenshots in", ARTIFACTS)
-    print("ok")
+class WebPageTest(unittest.TestCase):
+    def test_page_in_headless_chromium(self):
+        chromium = need_tool("chromium", "chromium")
+        node = need_tool("node", "nodejs")
+        need_tool("htpasswd", "apache2-utils")
+        need(os.path.isdir(os.path.join(SOURCE_DIR, "web", "node_modules", "puppeteer-core")),
+             "web/node_modules/puppeteer-core missing (scripts/setup.sh runs npm ci in web/)")
+        shutil.rmtree(ARTIFACTS, ignore_errors=True)
+        with tempfile.TemporaryDirectory() as d:
+            control = os.path.join(d, "control")
+            open(control, "w").close()
+            with Serve(["--simulate", "mixed-node", "-c", "500ms", "--web-config-file",
+                        web_config(d)],
+                       env={"GPUSCOPE_SIM_CONTROL": control, "GPUSCOPE_SIM_TIME_SCALE": "10"}) as s:
+                cfg = {"url": s.base, "user": "viewer", "password": "s3cret", "control": control,
+                       "artifacts": ARTIFACTS, "chromium": chromium, "lost_gpu": 3,
+                       "thermal_gpu": "6", "leak_gpu": 4}
+                p = subprocess.run([node, PAGE_JS, "check", json.dumps(cfg)], capture_output=True,
+                                   text=True, timeout=180, cwd=os.path.join(SOURCE_DIR, "web"))
+                check(p.returncode == 0, "page check failed:\n%s\n%s\nagent log:\n%s" % (
+                    p.stdout[-3000:], p.stderr[-3000:], s.output()[-3000:]))
+        result = json.loads(p.stdout.strip().splitlines()[-1])
+        check(result["cards"]["cards"] == 11 and len(result["cards"]["mig"]) == 3, result)
+        print(json.dumps(result, indent=1))
+        print("screenshots in", ARTIFACTS)
 
 
 if __name__ == "__main__":
-    run_script(main)
+    main()
