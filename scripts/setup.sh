@@ -19,6 +19,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl
   python3-grpcio apache2-utils prometheus prometheus-alertmanager prometheus-node-exporter
   wrk nginx-light valgrind procps docker-compose systemd
+  # a one-node Slurm (job reports, remediation) and VictoriaMetrics with vmagent and
+  # vmalert (the fleet deployments); tests start their own daemons
+  slurmctld slurmd slurm-client munge victoria-metrics
 )
 # kubectl for the kustomize check (tests/integration/test_deploy_static.py):
 # Debian's kubernetes-client (kubectl 1.20, kustomize built in), unless some
