@@ -13,7 +13,7 @@ void Add(std::vector<Finding>& out, std::optional<Finding> f) {
   if (f) out.push_back(std::move(*f));
 }
 
-bool Enough(const std::vector<WindowPoint>& used, const DiagnoseOptions& options) {
+bool Enough(std::span<const WindowPoint> used, const DiagnoseOptions& options) {
   return used.size() >= 2 && used.back().t - used.front().t >= options.min_span_seconds;
 }
 
@@ -69,7 +69,7 @@ const Finding* FindKind(const std::vector<Finding>& findings, FindingKind kind) 
   return nullptr;
 }
 
-Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& used,
+Judgement JudgeTrailing(const GpuInfo& info, std::span<const WindowPoint> used,
                         const GpuSample& latest, const DiagnoseOptions& options) {
   if (!Enough(used, options)) return {};
   Signals s = ComputeSignals(info, used, latest, options);
@@ -91,7 +91,7 @@ Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& use
   return j;
 }
 
-std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
+std::vector<Finding> Diagnose(const GpuInfo& info, std::span<const WindowPoint> points,
                               const GpuSample& latest, const DiagnoseOptions& options) {
   return JudgeTrailing(info, TrailingPoints(points, options.window_seconds), latest, options)
       .findings;

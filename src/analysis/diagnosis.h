@@ -21,6 +21,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,7 +95,7 @@ struct DiagnoseOptions {
 // The findings for one GPU, strongest first. `points` oldest first (as
 // Window::Points returns them); only those within window_seconds of the last
 // are used. Fewer than min_span_seconds of data: no findings.
-std::vector<Finding> Diagnose(const GpuInfo& info, const std::vector<WindowPoint>& points,
+std::vector<Finding> Diagnose(const GpuInfo& info, std::span<const WindowPoint> points,
                               const GpuSample& latest, const DiagnoseOptions& options);
 
 // The findings and, for a GPU without any, what the window shows in one line
@@ -107,7 +108,7 @@ struct Judgement {
   std::vector<Finding> findings;
   std::string activity;
 };
-Judgement JudgeTrailing(const GpuInfo& info, const std::vector<WindowPoint>& used,
+Judgement JudgeTrailing(const GpuInfo& info, std::span<const WindowPoint> used,
                         const GpuSample& latest, const DiagnoseOptions& options);
 
 // The finding of `kind` in `findings`, or nullptr.

@@ -104,7 +104,7 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     GpuDiagnosis d;
     d.slot = slot;
     d.info = snapshot.gpus[slot];
-    std::vector<WindowPoint> used = TrailingPoints(points, options.diagnose.window_seconds);
+    std::span<const WindowPoint> used = TrailingPoints(points, options.diagnose.window_seconds);
     d.points = used.size();
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
     d.utilization = std::any_of(used.begin(), used.end(),

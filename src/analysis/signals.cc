@@ -31,15 +31,14 @@ constexpr uint64_t kHwPowerBrakeBit = 0x80;
 // device answers it, else GPM's graphics-engine activity (a MIG instance:
 // NVML gives utilization per GPU only, so each instance is judged on its own
 // GPM activity, never its parent's).
-Metric ActivityMetric(const std::vector<WindowPoint>& points) {
+Metric ActivityMetric(std::span<const WindowPoint> points) {
   for (const WindowPoint& p : points) {
     if (p.Has(kGpuUtil)) return kGpuUtil;
   }
   return kGrEngineActive;
 }
 
-std::optional<double> Last(const std::vector<WindowPoint>& points, const GpuSample& latest,
-                           Metric m) {
+std::optional<double> Last(std::span<const WindowPoint> points, const GpuSample& latest, Metric m) {
   if (latest.Has(m)) return latest.Get(m);
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
     if (it->Has(m)) return it->Get(m);
@@ -50,8 +49,7 @@ std::optional<double> Last(const std::vector<WindowPoint>& points, const GpuSamp
 // The highest value over the window and the latest sample: a PCIe link parks
 // at a lower generation when idle and retrains under load, so the speed it
 // trained to is its best in the window, not its last.
-std::optional<double> Peak(const std::vector<WindowPoint>& points, const GpuSample& latest,
-                           Metric m) {
+std::optional<double> Peak(std::span<const WindowPoint> points, const GpuSample& latest, Metric m) {
   std::optional<double> best;
   if (latest.Has(m)) best = latest.Get(m);
   for (const WindowPoint& p : points) {
@@ -60,13 +58,13 @@ std::optional<double> Peak(const std::vector<WindowPoint>& points, const GpuSamp
   return best;
 }
 
-std::optional<Summary> SummaryOf(const std::vector<WindowPoint>& points, Metric m, double scale) {
+std::optional<Summary> SummaryOf(std::span<const WindowPoint> points, Metric m, double scale) {
   Series s = Extract(points, m, scale);
   if (s.empty()) return std::nullopt;
   return Summarize(s);
 }
 
-void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
+void ActivitySignals(std::span<const WindowPoint> points, Signals& s) {
   Series util = Extract(points, ActivityMetric(points), kPercent);
   s.util = Summarize(util);
   s.sm_active = SummaryOf(points, kSmActive, kPercent);
@@ -89,7 +87,7 @@ void ActivitySignals(const std::vector<WindowPoint>& points, Signals& s) {
   }
 }
 
-void MemorySignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
+void MemorySignals(std::span<const WindowPoint> points, const GpuSample& latest,
                    const DiagnoseOptions& options, Signals& s) {
   std::optional<double> used = Last(points, latest, kMemoryUsed);
   std::optional<double> free = Last(points, latest, kMemoryFree);
@@ -116,7 +114,7 @@ void MemorySignals(const std::vector<WindowPoint>& points, const GpuSample& late
 }
 
 // Share of the window for a counter pair (max: the reasons overlap), else bits.
-std::optional<double> ThrottleShare(const std::vector<WindowPoint>& points, Metric a,
+std::optional<double> ThrottleShare(std::span<const WindowPoint> points, Metric a,
                                     std::optional<Metric> b, uint64_t mask, bool* from_counters) {
   std::optional<double> ra = CounterRate(points, a);
   std::optional<double> rb = b ? CounterRate(points, *b) : std::nullopt;
@@ -127,8 +125,7 @@ std::optional<double> ThrottleShare(const std::vector<WindowPoint>& points, Metr
   return ReasonShare(points, mask);
 }
 
-void PowerClockSignals(const std::vector<WindowPoint>& points, const GpuSample& latest,
-                       Signals& s) {
+void PowerClockSignals(std::span<const WindowPoint> points, const GpuSample& latest, Signals& s) {
   // Clocks and power are read over busy points: idle clocks say nothing.
   const Metric activity = ActivityMetric(points);
   std::vector<WindowPoint> busy;
@@ -159,7 +156,7 @@ void PowerClockSignals(const std::vector<WindowPoint>& points, const GpuSample& 
 
 // Per-point rate of the busier direction: gauges when present, else the
 // derivative of the cumulative byte counters.
-Series LinkRate(const std::vector<WindowPoint>& points, Metric tx_rate, Metric rx_rate,
+Series LinkRate(std::span<const WindowPoint> points, Metric tx_rate, Metric rx_rate,
                 std::optional<Metric> tx_total, std::optional<Metric> rx_total) {
   Series out;
   for (const WindowPoint& p : points) {
@@ -195,7 +192,7 @@ std::optional<LinkSignals> Link(const Series& rate, double capacity) {
   return l;
 }
 
-void LinkSignalsOf(const GpuInfo& info, const std::vector<WindowPoint>& points,
+void LinkSignalsOf(const GpuInfo& info, std::span<const WindowPoint> points,
                    const GpuSample& latest, const DiagnoseOptions& options, Signals& s) {
   s.pcie_gen = Peak(points, latest, kPcieLinkGen);
   s.pcie_gen_max = Last(points, latest, kPcieLinkGenMax);
@@ -234,19 +231,20 @@ void ProcessSignals(const GpuSample& latest, Signals& s) {
 
 }  // namespace
 
-std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, double window) {
+std::span<const WindowPoint> TrailingPoints(std::span<const WindowPoint> points, double window) {
   if (points.empty()) return {};
-  double since = points.back().t - window;
-  std::vector<WindowPoint> out;
-  out.reserve(points.size());
-  for (const WindowPoint& p : points) {
+  const double since = points.back().t - window;
+  // Points are in time order and a bucket covers [t, t + seconds) before the
+  // next point starts, so the points that are in form a suffix.
+  auto in = [since](const WindowPoint& p) {
     // A bucket that straddles the start is in: the window covers all of it.
-    if (p.t >= since || (p.samples > 1 && p.t + p.seconds > since)) out.push_back(p);
-  }
-  return out;
+    return p.t >= since || (p.samples > 1 && p.t + p.seconds > since);
+  };
+  auto first = std::find_if(points.begin(), points.end(), in);
+  return points.subspan(static_cast<std::size_t>(first - points.begin()));
 }
 
-Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,
+Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
                        const GpuSample& latest, const DiagnoseOptions& options) {
   Signals s;
   s.points = points.size();
@@ -260,7 +258,7 @@ Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& poin
 }
 
 std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
-                                                  const std::vector<WindowPoint>& points,
+                                                  std::span<const WindowPoint> points,
                                                   const GpuSample& latest,
                                                   const DiagnoseOptions& options) {
   if (options.recent_seconds <= 0 || points.size() < 2) return std::nullopt;
@@ -268,7 +266,7 @@ std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
   RecentSignals r;
   r.options = options;
   r.options.window_seconds = options.recent_seconds;
-  std::vector<WindowPoint> recent = TrailingPoints(points, options.recent_seconds);
+  std::span<const WindowPoint> recent = TrailingPoints(points, options.recent_seconds);
   if (recent.size() < 2) return std::nullopt;
   r.signals = ComputeSignals(info, recent, latest, r.options);
   r.signals.span_name = "the last " + Duration(options.recent_seconds);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -77,10 +78,10 @@ struct Signals {
 };
 
 // The points within `window` seconds of the last one, and a bucket that
-// straddles that start.
-std::vector<WindowPoint> TrailingPoints(const std::vector<WindowPoint>& points, double window);
+// straddles that start: a suffix of `points`, not a copy.
+std::span<const WindowPoint> TrailingPoints(std::span<const WindowPoint> points, double window);
 
-Signals ComputeSignals(const GpuInfo& info, const std::vector<WindowPoint>& points,
+Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
                        const GpuSample& latest, const DiagnoseOptions& options);
 
 // The signals of the trailing options.recent_seconds of `points` (already
@@ -92,7 +93,7 @@ struct RecentSignals {
   DiagnoseOptions options;
 };
 std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
-                                                  const std::vector<WindowPoint>& points,
+                                                  std::span<const WindowPoint> points,
                                                   const GpuSample& latest,
                                                   const DiagnoseOptions& options);
 

@@ -26,7 +26,7 @@ void Series::Reserve(std::size_t n) {
   for (std::vector<double>* column : {&t, &v, &w, &lo, &hi, &sd, &mid}) column->reserve(n);
 }
 
-Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale) {
+Series Extract(std::span<const WindowPoint> points, Metric m, double scale) {
   Series s;
   s.Reserve(points.size());
   for (const WindowPoint& p : points) {
@@ -183,7 +183,7 @@ double TrailingRunSeconds(const Series& s, Condition c) {
   return seconds;
 }
 
-std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric m) {
+std::optional<double> CounterRate(std::span<const WindowPoint> points, Metric m) {
   Series s = Extract(points, m);
   if (s.size() < 2) return std::nullopt;
   double dt = s.t.back() - s.t.front();
@@ -191,7 +191,7 @@ std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric
   return std::max(0.0, (s.v.back() - s.v.front()) / dt);
 }
 
-std::optional<double> ReasonShare(const std::vector<WindowPoint>& points, uint64_t mask) {
+std::optional<double> ReasonShare(std::span<const WindowPoint> points, uint64_t mask) {
   Series s = Extract(points, Metric::kClockReasons);
   if (s.empty()) return std::nullopt;
   double spacing = MedianSpacing(s), total = 0, hit = 0;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -62,7 +63,7 @@ struct LinearFit {
 };
 
 // The present values of `m`, multiplied by `scale`.
-Series Extract(const std::vector<WindowPoint>& points, Metric m, double scale = 1);
+Series Extract(std::span<const WindowPoint> points, Metric m, double scale = 1);
 // The points of `s` whose index is selected by `keep` (same length as s).
 Series Filter(const Series& s, const std::vector<bool>& keep);
 // The points of `s` with t >= since.
@@ -98,11 +99,11 @@ double TrailingRunSeconds(const Series& s, Condition c);
 
 // Increase per second of a cumulative counter between its first and last
 // present points; nullopt with fewer than two or no time between them.
-std::optional<double> CounterRate(const std::vector<WindowPoint>& points, Metric m);
+std::optional<double> CounterRate(std::span<const WindowPoint> points, Metric m);
 // Share of the span during which any bit of `mask` was set in kClockReasons
 // (in a bucket: the longest share of time of those bits); nullopt when the
 // bitmask is absent.
-std::optional<double> ReasonShare(const std::vector<WindowPoint>& points, uint64_t mask);
+std::optional<double> ReasonShare(std::span<const WindowPoint> points, uint64_t mask);
 
 // Median spacing of the series (seconds); 0 with fewer than two points.
 double MedianSpacing(const Series& s);

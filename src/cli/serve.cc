@@ -210,7 +210,7 @@ std::string ConfigurationDoc() {
          "deploy/k8s/daemonset.yaml probes `/ready`.\n\n"
          "## Notes\n\n"
          "- `gpuscope_scrapes_total` is counted per scrape and published with the next "
-         "sampling cycle, so\n  a scrape stays a copy of a pre-rendered body.\n"
+         "sampling cycle, so\n  a scrape stays a copy of a body rendered at most once per cycle.\n"
          "- On the simulator, `GPUSCOPE_SIM_FROZEN_TIME=<seconds>` freezes the simulator and "
          "serve's clock,\n  which makes `/metrics` byte-identical across runs (golden "
          "tests).\n";

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -57,26 +58,31 @@ void RunLoop(collect::Sampler& sampler, const TopArgs& args, const CommonOptions
   using std::chrono::steady_clock;
   const auto step = std::chrono::duration_cast<steady_clock::duration>(
       std::chrono::duration<double>(args.interval_seconds));
+  // Refreshed with the verdicts; the sampler sets it on each snapshot before
+  // publishing, so a frame reads the snapshot as it is.
+  std::atomic<AttributionPtr> attribution;
+  sampler.Decorate(
+      [&attribution](Snapshot& snapshot) { snapshot.attribution = attribution.load(); });
   sampler.Start();
   out << kHideCursor;
   auto next = steady_clock::now();
   auto next_verdict = next;
-  AttributionPtr attribution;  // refreshed with the verdicts
   do {
-    auto snapshot = std::make_shared<Snapshot>(*sampler.Latest());
+    SnapshotPtr snapshot = sampler.Latest();
     if (steady_clock::now() >= next_verdict) {
       frame.verdicts = Verdicts(*snapshot, sampler.window());
-      attribution = Attribute(common, snapshot)->attribution;
+      snapshot = Attribute(common, snapshot);
+      attribution.store(snapshot->attribution);
       next_verdict =
           steady_clock::now() + std::chrono::seconds(static_cast<int>(kVerdictEverySeconds));
     }
-    snapshot->attribution = attribution;
     frame.width = TerminalWidth(STDOUT_FILENO);
     out << kClearScreen << RenderFrame(*snapshot, frame) << std::flush;
     next += step;
   } while (SleepUntil(next));
   out << kRestoreCursor << std::flush;
   sampler.Stop();
+  sampler.Decorate(nullptr);  // it refers to this frame's `attribution`
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // The serve assembly: everything `gpuscope serve` runs, wired in one place.
 // An Agent owns the background sampler (collect), whose publish hook feeds the
-// Exporter (exporter.h: health step, diagnosis monitor, self-metrics,
-// pre-rendered bodies), the XID event thread (health) and the HTTP server
+// Exporter (exporter.h: health step, diagnosis monitor, self-metrics, one
+// immutable Cycle per sampling cycle, cycle.h), the XID event thread (health) and the HTTP server
 // (http) with the endpoints of endpoints.h. The CLI (src/cli/serve.cc)
 // resolves settings and files into AgentOptions (options.h), starts an Agent
 // and turns signals into Poll, SetCounters, ReloadWebConfig and Stop.

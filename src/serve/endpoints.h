@@ -1,5 +1,6 @@
 // The HTTP endpoints of `gpuscope serve`:
-//   /metrics  the pre-rendered body: OpenMetrics 1.0.0 when the Accept header
+//   /metrics  the cycle's body (rendered by the cycle's first scrape in that
+//             format, shared by the others): OpenMetrics 1.0.0 when the Accept header
 //             prefers application/openmetrics-text, else text 0.0.4; 503
 //             before the first sampling cycle. Never calls NVML.
 //   /health   200 "OK" while sampling is fresh, 503 with the reason otherwise
