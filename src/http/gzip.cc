@@ -3,31 +3,17 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <stdexcept>
 
+#include "base/text.h"
+
 namespace gpuscope::http {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-}  // namespace
 
 double Quality(std::string_view params) {
   while (!params.empty()) {
     const std::size_t semi = params.find(';');
-    std::string_view param = Trim(params.substr(0, semi));
+    std::string_view param = base::Trim(params.substr(0, semi));
     params = semi == std::string_view::npos ? "" : params.substr(semi + 1);
     if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
       double q = 0;
@@ -64,7 +50,7 @@ bool AcceptsGzip(std::string_view header) {
     std::string_view item = header.substr(0, comma);
     header = comma == std::string_view::npos ? "" : header.substr(comma + 1);
     const std::size_t semi = item.find(';');
-    const std::string coding = Lower(Trim(item.substr(0, semi)));
+    const std::string coding = base::Lower(base::Trim(item.substr(0, semi)));
     const double q = Quality(semi == std::string_view::npos ? "" : item.substr(semi + 1));
     if (coding == "gzip" || coding == "x-gzip") gzip = std::max(gzip, q);
     if (coding == "*") any = std::max(any, q);
