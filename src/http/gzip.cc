@@ -4,11 +4,30 @@
 
 #include <algorithm>
 #include <charconv>
-#include <stdexcept>
+#include <limits>
 
 #include "base/text.h"
 
 namespace gpuscope::http {
+namespace {
+
+// zlib's reason for a failed call: its message when it set one, else its
+// code's name. Z_STREAM_ERROR is a bad argument (the level); anything else
+// (no memory) is internal.
+Status ZlibError(const char* call, int rc, const z_stream& stream, int level) {
+  const std::string message =
+      base::Concat({"gzip: ", call, " (level ", std::to_string(level),
+                    "): ", stream.msg != nullptr ? stream.msg : zError(rc)});
+  return rc == Z_STREAM_ERROR ? Status::InvalidArgument(message) : Status::Internal(message);
+}
+
+static_assert(kGzipDefaultLevel == Z_DEFAULT_COMPRESSION);
+
+// One deflate call takes at most a uInt of input and of output (a little
+// more than the input).
+constexpr std::size_t kGzipMaxBody = std::numeric_limits<uInt>::max() / 2;
+
+}  // namespace
 
 double Quality(std::string_view params) {
   while (!params.empty()) {
@@ -24,13 +43,15 @@ double Quality(std::string_view params) {
   return 1.0;
 }
 
-std::string Gzip(std::string_view body) {
+Result<std::string> Gzip(std::string_view body, int level) {
+  if (body.size() >= kGzipMaxBody) {
+    return Status::InvalidArgument(
+        base::Concat({"gzip: a body of ", std::to_string(body.size()), " bytes is too large"}));
+  }
   z_stream stream{};
   // 15 window bits + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    throw std::runtime_error("gzip: deflateInit2 failed");
-  }
+  const int init = deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  if (init != Z_OK) return ZlibError("deflateInit2", init, stream, level);
   std::string out(deflateBound(&stream, static_cast<uLong>(body.size())), '\0');
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
   stream.avail_in = static_cast<uInt>(body.size());
@@ -38,8 +59,9 @@ std::string Gzip(std::string_view body) {
   stream.avail_out = static_cast<uInt>(out.size());
   const int rc = deflate(&stream, Z_FINISH);
   out.resize(stream.total_out);
+  Status failed = rc == Z_STREAM_END ? Status::Ok() : ZlibError("deflate", rc, stream, level);
   deflateEnd(&stream);
-  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate did not finish");
+  if (!failed.ok()) return failed;
   return out;
 }
 

@@ -32,17 +32,18 @@ void RegisterEndpoints(http::Server& server, Exporter& exporter) {
   server.Handle("/metrics", [&exporter](const http::Request& request) {
     CyclePtr cycle = exporter.Current();
     if (!cycle) return http::Response::Text(503, "no sampling cycle has completed yet\n");
-    const bool gzip = http::AcceptsGzip(request.accept_encoding);
-    exporter.CountScrape(gzip);
     const prom::Format format = ChooseFormat(request.accept);
+    std::shared_ptr<const std::string> gzipped =
+        http::AcceptsGzip(request.accept_encoding) ? cycle->Gzipped(format) : nullptr;
+    exporter.CountScrape(gzipped != nullptr);
     http::Response response;
     response.content_type =
         std::string(format == prom::Format::kOpenMetrics ? prom::kOpenMetricsContentType
                                                          : prom::kTextContentType);
     // The body depends on both headers: caches must key on them.
     response.headers.emplace_back("Vary", "Accept, Accept-Encoding");
-    if (gzip) {
-      response.body = cycle->Gzipped(format);
+    if (gzipped) {
+      response.body = std::move(gzipped);
       response.headers.emplace_back("Content-Encoding", "gzip");
     } else {
       response.body = cycle->Body(format);
