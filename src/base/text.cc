@@ -7,6 +7,8 @@ namespace {
 
 bool IsControl(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
+char LowerChar(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
 }  // namespace
 
 // RFC 3629: no overlong forms, no surrogates, at most U+10FFFF.
@@ -97,6 +99,26 @@ std::string Concat(std::initializer_list<std::string_view> pieces) {
   out.reserve(size);
   for (std::string_view piece : pieces) out += piece;
   return out;
+}
+
+std::string_view Trim(std::string_view text, std::string_view chars) {
+  const std::size_t begin = text.find_first_not_of(chars);
+  if (begin == std::string_view::npos) return text.substr(text.size());
+  return text.substr(begin, text.find_last_not_of(chars) - begin + 1);
+}
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = LowerChar(c);
+  return out;
+}
+
+bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (LowerChar(a[i]) != LowerChar(b[i])) return false;
+  }
+  return true;
 }
 
 }  // namespace gpuscope::base

@@ -1,6 +1,8 @@
 // Text checks for input that reaches the exposition or an error message:
 // UTF-8 validation, control characters, and a short escaped excerpt of
-// untrusted input for messages (never echo raw bytes back); Concat.
+// untrusted input for messages (never echo raw bytes back); Concat; and the
+// ASCII helpers every parser shares (Trim, Lower, EqualsIgnoreCase), which
+// never depend on the locale.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -38,5 +40,21 @@ std::string TextProblem(std::string_view text);
 // chains: GCC 12 at -O3 reports their inlined insert-at-front as an
 // overlapping memcpy (-Wrestrict, a false positive fixed in GCC 13).
 std::string Concat(std::initializer_list<std::string_view> pieces);
+
+// ASCII white space: what std::isspace matches in the "C" locale.
+inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
+
+// `text` without its leading and trailing characters from `chars`. A caller
+// that must trim less than white space says which characters it trims
+// (dcgm-exporter's counters CSV: spaces only, Trim(field, " ")).
+std::string_view Trim(std::string_view text, std::string_view chars = kAsciiSpace);
+
+// `text` with ASCII A-Z turned into a-z; every other byte (UTF-8 included)
+// kept as it is.
+std::string Lower(std::string_view text);
+
+// Whether `a` and `b` are equal when ASCII letters are compared without case
+// (HTTP header names, media types, content codings).
+bool EqualsIgnoreCase(std::string_view a, std::string_view b);
 
 }  // namespace gpuscope::base

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "base/text.h"
+
 namespace gpuscope::collect {
 namespace {
 
@@ -20,12 +22,6 @@ std::vector<std::string_view> Split(std::string_view text, char sep) {
   }
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
 bool ParseUnsigned(std::string_view s, unsigned* out) {
   const char* end = s.data() + s.size();
   auto [ptr, ec] = std::from_chars(s.data(), end, *out);
@@ -35,7 +31,7 @@ bool ParseUnsigned(std::string_view s, unsigned* out) {
 // "0,2-3" -> {0, 2, 3}.
 Status ParseIdList(std::string_view list, std::vector<unsigned>* out) {
   for (std::string_view part : Split(list, ',')) {
-    part = Trim(part);
+    part = base::Trim(part);
     const std::size_t dash = part.find('-');
     unsigned lo = 0, hi = 0;
     const bool ok = dash == std::string_view::npos
@@ -108,7 +104,7 @@ Result<std::vector<std::size_t>> SelectNumbered(const std::vector<GpuInfo>& all,
 }  // namespace
 
 Result<DeviceSelection> ParseDcgmDevices(std::string_view text) {
-  text = Trim(text);
+  text = base::Trim(text);
   DeviceSelection sel;
   if (text == "f") return sel;
   if (text.empty() || (text[0] != 'g' && text[0] != 'i') || (text.size() > 1 && text[1] != ':')) {
@@ -128,7 +124,7 @@ Result<DeviceSelection> ParseSmiIds(std::string_view text) {
   DeviceSelection sel;
   sel.kind = DeviceSelection::Kind::kSmiIds;
   for (std::string_view part : Split(text, ',')) {
-    part = Trim(part);
+    part = base::Trim(part);
     if (part.empty())
       return Status::InvalidArgument("--id: empty entry in \"" + std::string(text) + "\"");
     sel.ids.emplace_back(part);
@@ -166,7 +162,7 @@ Result<std::vector<std::size_t>> SelectDevices(const std::vector<GpuInfo>& all,
 }
 
 std::string NormalizePciBusId(std::string_view id) {
-  std::string upper = Upper(Trim(id));
+  std::string upper = Upper(base::Trim(id));
   const std::size_t colons = std::count(upper.begin(), upper.end(), ':');
   if (colons == 1) upper = "00000000:" + upper;
   const std::size_t first = upper.find(':');

@@ -31,11 +31,7 @@ std::string NameProblem(std::string_view name) {
 }
 
 // dcgm-exporter trims spaces (only spaces: a tab stays) around each field.
-std::string_view TrimSpaces(std::string_view s) {
-  std::size_t begin = s.find_first_not_of(' ');
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(' ') - begin + 1);
-}
+std::string_view TrimSpaces(std::string_view field) { return base::Trim(field, " "); }
 
 // dcgm-exporter's Prometheus types, spelt in lower case as it requires.
 std::optional<CounterType> ParseType(std::string_view text, bool* as_gauge) {

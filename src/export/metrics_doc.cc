@@ -1,7 +1,7 @@
 #include "export/metrics_doc.h"
 
 #include "base/text.h"
-#include "export/builtin_families.h"
+#include "export/family_registry.h"
 #include "export/profile.h"
 #include "gpuscope/catalog.h"
 
@@ -62,14 +62,6 @@ std::string DcgmCell(const DcgmName& dcgm) {
   return cell;
 }
 
-void AppendCatalogTable(std::string& out) {
-  out +=
-      "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | source | "
-      "category | help |\n"
-      "|---|---|---|---|---|---|---|---|---|\n";
-  for (const MetricDef& def : kCatalog) out += CatalogTableRow(def);
-}
-
 std::string_view GroupName(FamilyGroup group) {
   switch (group) {
     case FamilyGroup::kGpu:
@@ -108,20 +100,24 @@ std::string RegistryLabels(const BuiltinFamily& f) {
   return labels.empty() ? "-" : labels;
 }
 
-void AppendRegistry(std::string& out) {
-  out +=
-      "\n## Families beyond the catalog\n\n"
-      "From the family registry (`src/export/builtin_families.h`). Group `gpu`: derived from the\n"
-      "snapshot by the renderer; `self`: the agent about itself (rendered with every metrics\n"
-      "set); `health`: the health module; `diagnosis`: the diagnosis monitor.\n\n"
-      "| name | type | labels | group | help |\n"
-      "|---|---|---|---|---|\n";
-  for (const BuiltinFamily* f : kRegistry) {
-    out += "| " + Code(f->name) + " | " + std::string(FamilyTypeName(f->type)) + " | " +
-           RegistryLabels(*f) + " | " + std::string(GroupName(f->group)) + " | " + Cell(f->help) +
-           " |\n";
-  }
+std::string BuiltinTableRow(const BuiltinFamily& f) {
+  return "| " + Code(f.name) + " | " + std::string(FamilyTypeName(f.type)) + " | " +
+         RegistryLabels(f) + " | " + std::string(GroupName(f.group)) + " | " + Cell(f.help) +
+         " |\n";
 }
+
+constexpr std::string_view kCatalogHeader =
+    "| native name | type | labels | lean profile | dcgm-exporter name | nvidia-smi | source | "
+    "category | help |\n"
+    "|---|---|---|---|---|---|---|---|---|\n";
+
+constexpr std::string_view kBuiltinHeader =
+    "\n## Families beyond the catalog\n\n"
+    "From the family registry (`src/export/builtin_families.h`). Group `gpu`: derived from the\n"
+    "snapshot by the renderer; `self`: the agent about itself (rendered with every metrics\n"
+    "set); `health`: the health module; `diagnosis`: the diagnosis monitor.\n\n"
+    "| name | type | labels | group | help |\n"
+    "|---|---|---|---|---|\n";
 
 constexpr std::string_view kIntro = R"(# gpuscope metrics
 
@@ -206,10 +202,17 @@ std::string CatalogTableRow(const MetricDef& def) {
 }
 
 std::string RenderMetricsDoc() {
-  std::string out(kIntro);
-  AppendCatalogTable(out);
-  AppendRegistry(out);
-  return out;
+  // One walk of the registry view: catalog rows fill the catalog table, the
+  // families beyond the catalog the table after it.
+  std::string catalog(kCatalogHeader), builtins(kBuiltinHeader);
+  for (const FamilySource& source : kFamilySources) {
+    if (source.row != nullptr) {
+      catalog += CatalogTableRow(*source.row);
+    } else {
+      builtins += BuiltinTableRow(*source.builtin);
+    }
+  }
+  return base::Concat({kIntro, catalog, builtins});
 }
 
 }  // namespace gpuscope::prom

@@ -4,10 +4,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <optional>
 
+#include "base/text.h"
 #include "http/head_deadline.h"
 #include "http/server_internal.h"
 #include "http/verifier.h"
@@ -99,19 +99,13 @@ bool HasBody(MHD_Connection* connection) {
   return (length != nullptr && std::string_view(length) != "0") || chunked != nullptr;
 }
 
-bool SameName(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // Every answer tells browsers not to guess its type (a text body must never run as a page),
 // unless the web-config's headers or the handler set the header already.
 bool NamesHeader(const std::vector<std::pair<std::string, std::string>>& headers,
                  std::string_view name) {
-  return std::any_of(headers.begin(), headers.end(),
-                     [&](const auto& header) { return SameName(header.first, name); });
+  return std::any_of(headers.begin(), headers.end(), [&](const auto& header) {
+    return base::EqualsIgnoreCase(header.first, name);
+  });
 }
 
 void ReleaseBody(void* cls) { delete static_cast<std::shared_ptr<const std::string>*>(cls); }

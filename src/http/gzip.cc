@@ -3,31 +3,36 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
-#include <stdexcept>
+#include <limits>
+
+#include "base/text.h"
 
 namespace gpuscope::http {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
+// zlib's reason for a failed call: its message when it set one, else its
+// code's name. Z_STREAM_ERROR is a bad argument (the level); anything else
+// (no memory) is internal.
+Status ZlibError(const char* call, int rc, const z_stream& stream, int level) {
+  const std::string message =
+      base::Concat({"gzip: ", call, " (level ", std::to_string(level),
+                    "): ", stream.msg != nullptr ? stream.msg : zError(rc)});
+  return rc == Z_STREAM_ERROR ? Status::InvalidArgument(message) : Status::Internal(message);
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
+static_assert(kGzipDefaultLevel == Z_DEFAULT_COMPRESSION);
+
+// One deflate call takes at most a uInt of input and of output (a little
+// more than the input).
+constexpr std::size_t kGzipMaxBody = std::numeric_limits<uInt>::max() / 2;
 
 }  // namespace
 
 double Quality(std::string_view params) {
   while (!params.empty()) {
     const std::size_t semi = params.find(';');
-    std::string_view param = Trim(params.substr(0, semi));
+    std::string_view param = base::Trim(params.substr(0, semi));
     params = semi == std::string_view::npos ? "" : params.substr(semi + 1);
     if (param.size() > 2 && (param[0] == 'q' || param[0] == 'Q') && param[1] == '=') {
       double q = 0;
@@ -38,13 +43,15 @@ double Quality(std::string_view params) {
   return 1.0;
 }
 
-std::string Gzip(std::string_view body) {
+Result<std::string> Gzip(std::string_view body, int level) {
+  if (body.size() >= kGzipMaxBody) {
+    return Status::InvalidArgument(
+        base::Concat({"gzip: a body of ", std::to_string(body.size()), " bytes is too large"}));
+  }
   z_stream stream{};
   // 15 window bits + 16: a gzip header and trailer instead of zlib's.
-  if (deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
-      Z_OK) {
-    throw std::runtime_error("gzip: deflateInit2 failed");
-  }
+  const int init = deflateInit2(&stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+  if (init != Z_OK) return ZlibError("deflateInit2", init, stream, level);
   std::string out(deflateBound(&stream, static_cast<uLong>(body.size())), '\0');
   stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(body.data()));
   stream.avail_in = static_cast<uInt>(body.size());
@@ -52,8 +59,9 @@ std::string Gzip(std::string_view body) {
   stream.avail_out = static_cast<uInt>(out.size());
   const int rc = deflate(&stream, Z_FINISH);
   out.resize(stream.total_out);
+  Status failed = rc == Z_STREAM_END ? Status::Ok() : ZlibError("deflate", rc, stream, level);
   deflateEnd(&stream);
-  if (rc != Z_STREAM_END) throw std::runtime_error("gzip: deflate did not finish");
+  if (!failed.ok()) return failed;
   return out;
 }
 
@@ -64,7 +72,7 @@ bool AcceptsGzip(std::string_view header) {
     std::string_view item = header.substr(0, comma);
     header = comma == std::string_view::npos ? "" : header.substr(comma + 1);
     const std::size_t semi = item.find(';');
-    const std::string coding = Lower(Trim(item.substr(0, semi)));
+    const std::string coding = base::Lower(base::Trim(item.substr(0, semi)));
     const double q = Quality(semi == std::string_view::npos ? "" : item.substr(semi + 1));
     if (coding == "gzip" || coding == "x-gzip") gzip = std::max(gzip, q);
     if (coding == "*") any = std::max(any, q);

@@ -232,12 +232,6 @@ bool IsToken(std::string_view name) {
   return true;
 }
 
-std::string Lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-  return out;
-}
-
 Status Parser::ParseHttp(const YAML::Node& node, WebConfig& config) const {
   GPUSCOPE_RETURN_IF_ERROR(ExpectMap(node, "http_server_config"));
   for (const auto& entry : node) {
@@ -254,7 +248,7 @@ Status Parser::ParseHttp(const YAML::Node& node, WebConfig& config) const {
       std::string name = header.first.Scalar();
       if (!IsToken(name)) return Error(header.first, "headers: invalid header name " + Quote(name));
       for (std::string_view reserved : kReservedHeaders) {
-        if (Lower(name) == reserved) {
+        if (base::EqualsIgnoreCase(name, reserved)) {
           return Error(header.first, "headers: " + name + " is set by the server");
         }
       }

@@ -6,27 +6,15 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <mutex>
 
+#include "base/text.h"
 #include "otlp/otlp_metrics.pb.h"
 
 namespace gpuscope::otlp {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
 
 // Another gzip member may follow one that ended (RFC 1952 2.2); anything else after the end is
 // refused rather than silently dropped.
@@ -263,7 +251,7 @@ void QuietProtobufLog() {
 }
 
 std::optional<Encoding> EncodingOf(std::string_view content_type) {
-  const std::string type = Lower(Trim(content_type.substr(0, content_type.find(';'))));
+  const std::string type = base::Lower(base::Trim(content_type.substr(0, content_type.find(';'))));
   if (type == "application/x-protobuf" || type == "application/protobuf") {
     return Encoding::kProtobuf;
   }
@@ -273,7 +261,7 @@ std::optional<Encoding> EncodingOf(std::string_view content_type) {
 
 std::optional<Failure> DecodeContent(std::string_view body, std::string_view encoding,
                                      std::size_t limit, std::string* out) {
-  const std::string e = Lower(Trim(encoding));
+  const std::string e = base::Lower(base::Trim(encoding));
   if (e.empty() || e == "identity") {
     out->assign(body);
     return std::nullopt;

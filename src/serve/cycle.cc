@@ -1,5 +1,9 @@
 #include "serve/cycle.h"
 
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
 #include "http/gzip.h"
 
 namespace gpuscope::serve {
@@ -25,7 +29,12 @@ std::shared_ptr<const std::string> Cycle::Body(prom::Format format) const {
 std::shared_ptr<const std::string> Cycle::Gzipped(prom::Format format) const {
   const std::size_t i = Slot(format);
   std::call_once(compressed_[i], [&] {
-    gzipped_[i] = std::make_shared<const std::string>(http::Gzip(*Body(format)));
+    Result<std::string> gzipped = http::Gzip(*Body(format));
+    if (gzipped.ok()) {
+      gzipped_[i] = std::make_shared<const std::string>(std::move(*gzipped));
+    } else {
+      spdlog::warn("/metrics is served uncompressed this cycle: {}", gzipped.status().message());
+    }
   });
   return gzipped_[i];
 }

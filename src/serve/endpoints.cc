@@ -1,30 +1,14 @@
 #include "serve/endpoints.h"
 
 #include <algorithm>
-#include <cctype>
 #include <memory>
 #include <utility>
 
+#include "base/text.h"
 #include "export/render.h"
 #include "http/gzip.h"
 
 namespace gpuscope::serve {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
-}  // namespace
 
 prom::Format ChooseFormat(std::string_view accept) {
   double openmetrics = 0, text = -1;
@@ -33,11 +17,11 @@ prom::Format ChooseFormat(std::string_view accept) {
     std::string_view range = accept.substr(0, comma);
     accept = comma == std::string_view::npos ? "" : accept.substr(comma + 1);
     const std::size_t semi = range.find(';');
-    const std::string_view type = Trim(range.substr(0, semi));
+    const std::string_view type = base::Trim(range.substr(0, semi));
     const double q = http::Quality(semi == std::string_view::npos ? "" : range.substr(semi + 1));
-    if (EqualsIgnoreCase(type, "application/openmetrics-text")) {
+    if (base::EqualsIgnoreCase(type, "application/openmetrics-text")) {
       openmetrics = std::max(openmetrics, q);
-    } else if (EqualsIgnoreCase(type, "text/plain") || type == "*/*" || type == "text/*") {
+    } else if (base::EqualsIgnoreCase(type, "text/plain") || type == "*/*" || type == "text/*") {
       text = std::max(text, q);
     }
   }
@@ -48,17 +32,18 @@ void RegisterEndpoints(http::Server& server, Exporter& exporter) {
   server.Handle("/metrics", [&exporter](const http::Request& request) {
     CyclePtr cycle = exporter.Current();
     if (!cycle) return http::Response::Text(503, "no sampling cycle has completed yet\n");
-    const bool gzip = http::AcceptsGzip(request.accept_encoding);
-    exporter.CountScrape(gzip);
     const prom::Format format = ChooseFormat(request.accept);
+    std::shared_ptr<const std::string> gzipped =
+        http::AcceptsGzip(request.accept_encoding) ? cycle->Gzipped(format) : nullptr;
+    exporter.CountScrape(gzipped != nullptr);
     http::Response response;
     response.content_type =
         std::string(format == prom::Format::kOpenMetrics ? prom::kOpenMetricsContentType
                                                          : prom::kTextContentType);
     // The body depends on both headers: caches must key on them.
     response.headers.emplace_back("Vary", "Accept, Accept-Encoding");
-    if (gzip) {
-      response.body = cycle->Gzipped(format);
+    if (gzipped) {
+      response.body = std::move(gzipped);
       response.headers.emplace_back("Content-Encoding", "gzip");
     } else {
       response.body = cycle->Body(format);

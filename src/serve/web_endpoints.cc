@@ -20,8 +20,10 @@ http::Response Json(const http::Request& request, std::string body) {
   response.headers.emplace_back("Cache-Control", "no-store");
   response.headers.emplace_back("Vary", "Accept-Encoding");
   if (body.size() >= kGzipMinBytes && http::AcceptsGzip(request.accept_encoding)) {
-    body = http::Gzip(body);
-    response.headers.emplace_back("Content-Encoding", "gzip");
+    if (Result<std::string> gzipped = http::Gzip(body); gzipped.ok()) {  // else sent plain
+      body = std::move(*gzipped);
+      response.headers.emplace_back("Content-Encoding", "gzip");
+    }
   }
   response.body = std::make_shared<const std::string>(std::move(body));
   return response;
@@ -46,12 +48,14 @@ void HandleAsset(http::Server& server, std::string path, const web::Asset& asset
   const bool page = asset.path.ends_with(".html");
   // Compressed once here; each response shares one of the two copies.
   auto plain = std::make_shared<const std::string>(asset.data);
-  auto gzipped = std::make_shared<const std::string>(http::Gzip(asset.data));
+  Result<std::string> compressed = http::Gzip(asset.data);
+  std::shared_ptr<const std::string> gzipped;  // stays null when zlib fails: sent plain
+  if (compressed.ok()) gzipped = std::make_shared<const std::string>(std::move(*compressed));
   server.Handle(std::move(path), [&asset, page, plain, gzipped](const http::Request& request) {
     http::Response response;
     response.content_type = std::string(asset.content_type);
     response.body = plain;
-    if (http::AcceptsGzip(request.accept_encoding)) {
+    if (gzipped && http::AcceptsGzip(request.accept_encoding)) {
       response.body = gzipped;
       response.headers.emplace_back("Content-Encoding", "gzip");
     }

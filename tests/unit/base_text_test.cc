@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <string>
 
 #include "base/text.h"
@@ -39,6 +40,37 @@ TEST(Text, ExcerptIsShortEscapedAndPrintable) {
   const std::string binary = Excerpt(std::string("\x01\x02\x80\xfe", 4));
   EXPECT_EQ(FindInvalidUtf8(binary), std::nullopt);
   EXPECT_EQ(FindControlChar(binary), std::nullopt);
+}
+
+TEST(Text, TrimDropsAsciiWhiteSpaceOrTheCharactersGiven) {
+  EXPECT_EQ(Trim(" \t\r\n\v\fgzip ; q=1\r\n"), "gzip ; q=1");
+  EXPECT_EQ(Trim("plain"), "plain");
+  EXPECT_EQ(Trim(""), "");
+  EXPECT_EQ(Trim(" \t\n"), "");
+  EXPECT_EQ(Trim("\xc2\xa0x\xc2\xa0"), "\xc2\xa0x\xc2\xa0");  // no-break space is not ASCII
+  // Only the characters given: dcgm-exporter's CSV keeps a tab.
+  EXPECT_EQ(Trim("  \tDCGM_FI_DEV_GPU_TEMP \t ", " "), "\tDCGM_FI_DEV_GPU_TEMP \t");
+  EXPECT_EQ(Trim("   ", " "), "");
+  // The default set is std::isspace's in the "C" locale, byte for byte.
+  for (int c = 0; c < 256; ++c) {
+    const std::string one(1, static_cast<char>(c));
+    EXPECT_EQ(Trim(one).empty(), std::isspace(c) != 0) << c;
+  }
+}
+
+TEST(Text, LowerAndEqualsIgnoreCaseFoldOnlyAsciiLetters) {
+  EXPECT_EQ(Lower("Accept-Encoding: GZip, X-GZIP"), "accept-encoding: gzip, x-gzip");
+  EXPECT_EQ(Lower("\xc3\x89T\xc3\x89 @[`{"), "\xc3\x89t\xc3\x89 @[`{");  // UTF-8 kept
+  EXPECT_EQ(Lower(""), "");
+  for (int c = 0; c < 256; ++c) {
+    const std::string one(1, static_cast<char>(c));
+    EXPECT_EQ(Lower(one), std::string(1, static_cast<char>(std::tolower(c)))) << c;
+  }
+  EXPECT_TRUE(EqualsIgnoreCase("Content-Length", "content-LENGTH"));
+  EXPECT_TRUE(EqualsIgnoreCase("", ""));
+  EXPECT_FALSE(EqualsIgnoreCase("text/plain", "text/plai"));
+  EXPECT_FALSE(EqualsIgnoreCase("text/plain", "text/plaim"));
+  EXPECT_FALSE(EqualsIgnoreCase("@", "`"));  // 0x40 and 0x60 differ by the case bit only
 }
 
 }  // namespace

@@ -30,13 +30,39 @@ TEST(Gzip, RoundTripsAndCompresses) {
     body += "gpuscope_power_usage_watts{gpu=\"" + std::to_string(i % 8) + "\"} " +
             std::to_string(i * 7) + "\n";
   }
-  std::string gz = Gzip(body);
+  Result<std::string> zipped = Gzip(body);
+  ASSERT_TRUE(zipped.ok()) << zipped.status().message();
+  const std::string& gz = *zipped;
   ASSERT_GE(gz.size(), 18u);
   EXPECT_EQ(static_cast<unsigned char>(gz[0]), 0x1f);  // gzip magic
   EXPECT_EQ(static_cast<unsigned char>(gz[1]), 0x8b);
   EXPECT_LT(gz.size() * 5, body.size());
   EXPECT_EQ(Gunzip(gz), body);
-  EXPECT_EQ(Gunzip(Gzip("")), "");
+  EXPECT_EQ(Gunzip(Gzip("").value()), "");
+}
+
+TEST(Gzip, EveryZlibLevelRoundTrips) {
+  const std::string body(5000, 'x');
+  for (int level = -1; level <= 9; ++level) {
+    Result<std::string> gz = Gzip(body, level);
+    ASSERT_TRUE(gz.ok()) << level << ": " << gz.status().message();
+    EXPECT_EQ(Gunzip(*gz), body) << level;
+  }
+  // Level 0 stores the body; 9 compresses it.
+  EXPECT_GT(Gzip(body, 0)->size(), body.size());
+  EXPECT_LT(Gzip(body, 9)->size() * 50, body.size());
+}
+
+// A failure is a value naming the zlib call and its reason, never an
+// exception or a body.
+TEST(Gzip, ALevelZlibRefusesIsAnError) {
+  for (int level : {-2, 10, 1000}) {
+    Result<std::string> gz = Gzip("a body", level);
+    ASSERT_FALSE(gz.ok()) << level;
+    EXPECT_EQ(gz.status().code(), Status::Code::kInvalidArgument);
+    EXPECT_EQ(gz.status().message(),
+              "gzip: deflateInit2 (level " + std::to_string(level) + "): stream error");
+  }
 }
 
 TEST(Gzip, AcceptEncoding) {

@@ -1,10 +1,10 @@
 // The OTLP/HTTP receiver's answers (status codes, partial success, messages), what it keeps
 // and how the store renders it. The store is read back through Families().
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <string>
 
+#include "http/gzip.h"
 #include "otlp/otlp_metrics.pb.h"
 #include "otlp/receiver.h"
 #include "otlp/store.h"
@@ -153,27 +153,16 @@ TEST_F(ReceiverTest, MalformedRequestsGetTheSpecStatusAndAMessage) {
   EXPECT_EQ(Lines().find("gpuscope_app_g"), std::string::npos);  // nothing of them kept
 }
 
-std::string Gzip(const std::string& data) {
-  z_stream z{};
-  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&z, data.size()) + 32, '\0');
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  z.avail_in = static_cast<uInt>(data.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  deflate(&z, Z_FINISH);
-  out.resize(z.total_out);
-  deflateEnd(&z);
-  return out;
-}
-
 TEST_F(ReceiverTest, GzipBodiesInflateWithinTheLimit) {
   pb::ExportMetricsServiceRequest request;
   AddGauge(AddResource(request, {}), "zipped", 7);
-  EXPECT_EQ(Post(Gzip(request.SerializeAsString()), "application/x-protobuf", "gzip").status, 200);
+  EXPECT_EQ(Post(http::Gzip(request.SerializeAsString()).value(), "application/x-protobuf", "gzip")
+                .status,
+            200);
   EXPECT_NE(Lines().find("gpuscope_app_zipped{gpu=\"\",UUID=\"\"} 7"), std::string::npos);
   // A small body inflating past the limit (a gzip bomb) is refused.
-  http::Response bomb = Post(Gzip(std::string(1 << 20, '\0')), "application/x-protobuf", "gzip");
+  http::Response bomb =
+      Post(http::Gzip(std::string(1 << 20, '\0')).value(), "application/x-protobuf", "gzip");
   EXPECT_EQ(bomb.status, 413);
   EXPECT_NE(StatusOf(bomb).message().find("inflates"), std::string::npos);
 }
