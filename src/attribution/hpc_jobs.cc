@@ -5,24 +5,15 @@
 #include <filesystem>
 
 #include "base/config_file.h"
+#include "base/text.h"
 
 namespace gpuscope::attribution {
-namespace {
-
-std::string_view Trim(std::string_view s) {
-  constexpr std::string_view kSpace = " \t\r";
-  const auto begin = s.find_first_not_of(kSpace);
-  if (begin == std::string_view::npos) return {};
-  return s.substr(begin, s.find_last_not_of(kSpace) - begin + 1);
-}
-
-}  // namespace
 
 std::vector<std::string> ParseHpcJobFile(std::string_view text) {
   std::vector<std::string> jobs;
   while (!text.empty()) {
     const auto newline = text.find('\n');
-    const std::string_view job = Trim(text.substr(0, newline));
+    const std::string_view job = base::Trim(text.substr(0, newline), " \t\r");
     text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
     if (!job.empty() && std::find(jobs.begin(), jobs.end(), job) == jobs.end()) {
       jobs.emplace_back(job);

@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "base/text.h"
+
 namespace gpuscope::cli {
 namespace {
 
@@ -260,17 +262,11 @@ constexpr std::pair<std::string_view, std::string_view> kAppAliases[] = {
     {"used_memory", "used_gpu_memory"},
 };
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
-  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-  return s;
-}
-
 std::vector<std::string_view> SplitList(std::string_view list) {
   std::vector<std::string_view> out;
   while (true) {
     std::size_t comma = list.find(',');
-    out.push_back(Trim(list.substr(0, comma)));
+    out.push_back(base::Trim(list.substr(0, comma), " "));
     if (comma == std::string_view::npos) break;
     list.remove_prefix(comma + 1);
   }

@@ -13,24 +13,24 @@
 namespace gpuscope::http {
 namespace {
 
-constexpr std::array<std::pair<std::string_view, ClientAuth>, 5> kClientAuthNames = {{
+constexpr std::pair<std::string_view, ClientAuth> kClientAuthNames[] = {
     {"NoClientCert", ClientAuth::kNoClientCert},
     {"RequestClientCert", ClientAuth::kRequestClientCert},
     {"RequireAnyClientCert", ClientAuth::kRequireAnyClientCert},
     {"VerifyClientCertIfGiven", ClientAuth::kVerifyClientCertIfGiven},
     {"RequireAndVerifyClientCert", ClientAuth::kRequireAndVerifyClientCert},
-}};
+};
 
-constexpr std::array<std::pair<std::string_view, TlsVersion>, 4> kTlsVersionNames = {{
+constexpr std::pair<std::string_view, TlsVersion> kTlsVersionNames[] = {
     {"TLS10", TlsVersion::kTls10},
     {"TLS11", TlsVersion::kTls11},
     {"TLS12", TlsVersion::kTls12},
     {"TLS13", TlsVersion::kTls13},
-}};
+};
 
 // Go's tls.CipherSuites() and tls.InsecureCipherSuites() names that GnuTLS 3.7 still offers
 // (RC4 and 3DES are left out: GnuTLS refuses them and so do we).
-constexpr std::array<CipherSuiteName, 17> kCipherSuites = {{
+constexpr CipherSuiteName kCipherSuites[] = {
     {"TLS_RSA_WITH_AES_128_CBC_SHA", "RSA", "AES-128-CBC", "SHA1"},
     {"TLS_RSA_WITH_AES_256_CBC_SHA", "RSA", "AES-256-CBC", "SHA1"},
     {"TLS_RSA_WITH_AES_128_CBC_SHA256", "RSA", "AES-128-CBC", "SHA256"},
@@ -48,7 +48,7 @@ constexpr std::array<CipherSuiteName, 17> kCipherSuites = {{
     {"TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", "ECDHE-ECDSA", "AES-256-GCM", "AEAD"},
     {"TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-RSA", "CHACHA20-POLY1305", "AEAD"},
     {"TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", "ECDHE-ECDSA", "CHACHA20-POLY1305", "AEAD"},
-}};
+};
 
 constexpr std::array<CipherSuiteName, 3> kTls13Suites = {{
     {"TLS_AES_128_GCM_SHA256", "", "AES-128-GCM", "AEAD"},
@@ -69,7 +69,7 @@ constexpr std::array<std::string_view, 9> kTlsKeys = {
     "cipher_suites",    "curve_preferences", "prefer_server_cipher_suites"};
 
 // Headers the server itself owns; a config may not override them.
-constexpr std::array<std::string_view, 8> kReservedHeaders = {
+constexpr std::string_view kReservedHeaders[] = {
     "content-length", "content-type",     "content-encoding", "transfer-encoding",
     "connection",     "www-authenticate", "authorization",    "date"};
 
