@@ -130,6 +130,7 @@ TEST(RuleTable, NamesAreTheWireNamesAndRoundTrip) {
     EXPECT_EQ(KindName(k), wire[i]);
     EXPECT_EQ(KindName(k), RuleFor(k).name);
     EXPECT_EQ(RuleFor(k).kind, k);
+    EXPECT_NE(RuleFor(k).detect, nullptr) << wire[i];
     EXPECT_EQ(KindFromName(wire[i]), k);
   }
   EXPECT_FALSE(KindFromName("nope").has_value());
