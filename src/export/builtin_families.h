@@ -334,6 +334,16 @@ inline constexpr BuiltinFamily kKpiChange{
     FamilyGroup::kDiagnosis,
     LabelBase::kNative};
 
+// Node remediation (src/remediate; only with --remediate).
+inline constexpr BuiltinFamily kRemediationActions{
+    "gpuscope_remediation_actions_total",
+    "Node remediation decisions: drains and resumes carried out (result ok or error), done in "
+    "dry run, or refused (breaker_open, opted_out, admin_drain, already_drained).",
+    FamilyType::kCounter,
+    "action (drain, resume), result",
+    FamilyGroup::kSelf,
+    LabelBase::kNone};
+
 // In the order the Renderer writes them (first three before the catalog rows).
 inline constexpr std::array<const BuiltinFamily*, 3> kLeadingBuiltins = {&kGpuInfo, &kGpuLost,
                                                                          &kLastSample};
@@ -341,7 +351,7 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 38> kRegistry = {&kGpuInfo,
+inline constexpr std::array<const BuiltinFamily*, 39> kRegistry = {&kGpuInfo,
                                                                    &kGpuLost,
                                                                    &kLastSample,
                                                                    &kLinkActive,
@@ -378,7 +388,8 @@ inline constexpr std::array<const BuiltinFamily*, 38> kRegistry = {&kGpuInfo,
                                                                    &kOtlpRequests,
                                                                    &kAppSeriesOmitted,
                                                                    &kKpiRegression,
-                                                                   &kKpiChange};
+                                                                   &kKpiChange,
+                                                                   &kRemediationActions};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.
