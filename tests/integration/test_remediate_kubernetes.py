@@ -14,7 +14,9 @@ every request the agent sends:
     other taints kept; removed again, with the condition back to True, once the
     GPU is healthy for --remediate-resume-after;
   - an API server answering 403, or not listening: a clear error in the log and
-    /metrics unaffected.
+    /metrics unaffected;
+  - deploy/k8s-remediation builds with kustomize, with RBAC limited to what the
+    actuator sends.
 """
 import json
 import os
@@ -28,8 +30,8 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (Serve, check, free_port, main, need_tool, temp_dir,  # noqa: E402
-                              wait_until)
+from gpuscope_testlib import (SOURCE_DIR, Serve, check, free_port, main, need_tool,  # noqa: E402
+                              temp_dir, wait_until)
 from remediate_common import (FAST, RECOVER_GPU1, XID79_ON_GPU1, inject,  # noqa: E402
                               wait_action, write_scenario)
 
@@ -272,6 +274,34 @@ class RemediateKubernetesTest(unittest.TestCase):
         wait_action(s, "drain", "error")
         check("GET https://127.0.0.1:" in s.output(), s.output()[-1500:])
         check(s.get("/metrics")[0] == 200, "metrics served with the API server down")
+
+
+class RemediationOverlayTest(unittest.TestCase):
+    """deploy/k8s-remediation: the base manifests, a service account whose
+    ClusterRole allows only what the actuator sends, and the agent in dry run."""
+
+    def test_kustomize_build(self):
+        import yaml
+        need_tool("kubectl", "kubernetes-client")
+        r = subprocess.run(["kubectl", "kustomize", os.path.join(SOURCE_DIR, "deploy",
+                                                                  "k8s-remediation")],
+                           capture_output=True, text=True, timeout=60)
+        check(r.returncode == 0, r.stderr)
+        docs = {d["kind"]: d for d in yaml.safe_load_all(r.stdout) if d}
+        rules = {(tuple(x["resources"]), tuple(sorted(x["verbs"])))
+                 for x in docs["ClusterRole"]["rules"]}
+        check(rules == {(("nodes",), ("get", "list", "patch")),
+                        (("nodes/status",), ("get", "patch"))}, "RBAC: %s" % rules)
+        binding = docs["ClusterRoleBinding"]
+        check(binding["subjects"][0]["name"] == docs["ServiceAccount"]["metadata"]["name"],
+              "bound to the agent's service account")
+        pod = docs["DaemonSet"]["spec"]["template"]["spec"]
+        check(pod["serviceAccountName"] == docs["ServiceAccount"]["metadata"]["name"] and
+              pod["automountServiceAccountToken"] is True, "token mounted")
+        env = {e["name"]: e.get("value") for e in pod["containers"][0]["env"]}
+        check(env.get("GPUSCOPE_REMEDIATE") == "kubernetes" and
+              env.get("GPUSCOPE_REMEDIATE_DRY_RUN") == "true" and "NODE_NAME" in env,
+              "env: %s" % env)
 
 
 if __name__ == "__main__":
