@@ -13,7 +13,8 @@ The agent runs on the simulator; faults are injected through its control file.
   - an admin's drain is left alone (neither overwritten nor resumed);
   - circuit breaker: with gpunode2 drained by gpuscope (1 of 2 nodes, limit
     1) the drain is refused, logged and counted as breaker_open;
-  - scontrol/sinfo missing: a clear error, and /metrics keeps answering.
+  - scontrol/sinfo missing: a clear error, and /metrics keeps answering;
+  - a node with the feature gpuscope-no-remediate is never drained (opted_out).
 
 Skips (fails under CI=true) when the Slurm daemons cannot start here.
 """
@@ -40,7 +41,7 @@ class Slurm:
 
     def __init__(self, root):
         self.root = root
-        self.procs = []
+        self.procs, self.logs = [], []
         self.conf = os.path.join(root, "slurm.conf")
         self.env = dict(os.environ, SLURM_CONF=self.conf)
 
@@ -104,6 +105,7 @@ class Slurm:
 
     def spawn(self, name, argv):
         log = open(os.path.join(self.root, name + ".out"), "w")
+        self.logs.append(log)
         self.procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
                                            env=self.env))
         time.sleep(0.3)
@@ -117,6 +119,8 @@ class Slurm:
     def stop(self):
         for p in reversed(self.procs):
             stop_process(p, timeout=5)
+        for log in self.logs:
+            log.close()
 
     def cmd(self, *args):
         p = subprocess.run(list(args), capture_output=True, text=True, env=self.env, timeout=20)
@@ -266,6 +270,19 @@ class RemediateSlurmTest(unittest.TestCase):
         check("sinfo: not found in PATH" in s.output(), s.output()[-1500:])
         status, _, text = s.get("/metrics")
         check(status == 200 and "gpuscope_gpu_lost" in text, "metrics still served")
+
+    def test_opt_out_feature(self):  # last: the feature stays on the node
+        code, out = self.slurm.cmd("scontrol", "update", "nodename=" + NODE,
+                                   "AvailableFeatures=gpuscope-no-remediate",
+                                   "ActiveFeatures=gpuscope-no-remediate")
+        check(code == 0, "scontrol features: %s" % out)
+        s = self.serve()
+        self.inject(XID79_ON_GPU1)
+        wait_action(s, "drain", "opted_out")
+        time.sleep(1)
+        check(self.slurm.node(NODE) == ("idle", ""), "opted-out node untouched: %s" %
+              (self.slurm.node(NODE),))
+        check(actions(s) == [("drain", "opted_out")], "refused once: %s" % actions(s))
 
 
 if __name__ == "__main__":
