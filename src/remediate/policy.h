@@ -5,8 +5,8 @@
 //
 // Two steps per cycle, so the cluster is asked only when there is something
 // to decide:
-//   1. Assess(state, faults, healthy, now): records which faults stand and
-//      since when the node is healthy; answers kDrain when a fault that
+//   1. Assess(state, faults, nvml_up, gpus, now): records which faults stand
+//      and since when the node is healthy; answers kDrain when a fault that
 //      stands has not been handled yet (and its retry time came), kResume
 //      when the node held a drain of ours (or might: before the first look)
 //      and has been healthy for resume_after_s, else kNone.
