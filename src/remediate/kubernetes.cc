@@ -54,26 +54,27 @@ std::string ConditionReason(const Decision& d) {
   return out;
 }
 
+// The node's GpuHealthy condition, null when it has none. json's value()
+// throws on a field of another type: callers catch json::exception.
 const json* Condition(const json& node) {
-  const json* conditions = node.contains("status") ? &node["status"] : nullptr;
-  if (!conditions || !conditions->contains("conditions")) return nullptr;
-  for (const json& c : (*conditions)["conditions"]) {
-    if (c.value("type", "") == kConditionType) return &c;
+  if (!node.contains("status") || !node["status"].contains("conditions")) return nullptr;
+  for (const json& c : node["status"]["conditions"]) {
+    if (c.is_object() && c.value("type", "") == kConditionType) return &c;
   }
   return nullptr;
 }
 
-}  // namespace
+// The message of an API server's Status answer ("" when there is none).
+std::string StatusMessage(const std::string& body) {
+  json j = json::parse(body, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("message")) return "";
+  return j["message"].is_string() ? j["message"].get<std::string>() : j["message"].dump();
+}
 
-NodeView ParseNodeList(std::string_view text, std::string_view node, std::string* resource_version,
-                       std::string* taints) {
-  NodeView v;
-  json list = json::parse(text, nullptr, false);
-  if (list.is_discarded() || !list.contains("items") || !list["items"].is_array()) {
-    v.error = "the API server's node list is not a NodeList";
-    return v;
-  }
-  for (const json& n : list["items"]) {
+// Adds the nodes of a NodeList's items to `v`, and reads `node`'s own.
+void CountNodes(const json& items, std::string_view node, NodeView& v,
+                std::string* resource_version, std::string* taints) {
+  for (const json& n : items) {
     ++v.nodes;
     const json* c = Condition(n);
     const bool unhealthy = c && c->value("status", "") == "False";
@@ -91,6 +92,24 @@ NodeView ParseNodeList(std::string_view text, std::string_view node, std::string
     const bool has_taints = n.contains("spec") && n["spec"].contains("taints");
     *taints = has_taints ? n["spec"]["taints"].dump() : "[]";
   }
+}
+
+}  // namespace
+
+NodeView ParseNodeList(std::string_view text, std::string_view node, std::string* resource_version,
+                       std::string* taints) {
+  NodeView v;
+  json list = json::parse(text, nullptr, false);
+  if (list.is_discarded() || !list.contains("items") || !list["items"].is_array()) {
+    v.error = "the API server's node list is not a NodeList";
+    return v;
+  }
+  try {
+    CountNodes(list["items"], node, v, resource_version, taints);
+  } catch (const json::exception& e) {
+    v = {};
+    v.error = std::string("the API server's node list: ") + e.what();
+  }
   return v;
 }
 
@@ -107,7 +126,8 @@ std::string TaintPatch(std::string_view taints, bool add, std::string_view resou
   if (!list.is_array()) list = json::array();
   json kept = json::array();
   for (const json& t : list) {
-    if (!t.is_object() || t.value("key", "") != kTaintKey) kept.push_back(t);
+    const bool ours = t.is_object() && t.contains("key") && t["key"] == std::string(kTaintKey);
+    if (!ours) kept.push_back(t);
   }
   if (add) kept.push_back({{"key", kTaintKey}, {"value", "true"}, {"effect", "NoSchedule"}});
   json patch = json::array();
@@ -154,9 +174,7 @@ Result<std::string> KubernetesActuator::Call(const std::string& method, const st
   Result<std::string> answer = (*fetcher)->send(request, &status);
   if (!answer.ok()) return answer.status();
   if (status < 200 || status >= 300) {
-    std::string message;
-    json j = json::parse(*answer, nullptr, false);
-    if (!j.is_discarded() && j.is_object()) message = j.value("message", "");
+    const std::string message = StatusMessage(*answer);
     return Status::Unavailable(fmt::format("{} {}: HTTP {}{}{}", method, path, status,
                                            message.empty() ? "" : ": ", message));
   }
@@ -185,8 +203,11 @@ Status KubernetesActuator::SetCondition(bool healthy, const std::string& reason,
   if (!done.ok()) return done.status();
   // The answer is the node: its new resourceVersion is what the taint patch tests.
   json node = json::parse(*done, nullptr, false);
-  if (!node.is_discarded() && node.contains("metadata")) {
-    resource_version_ = node["metadata"].value("resourceVersion", resource_version_);
+  const bool has_version = !node.is_discarded() && node.contains("metadata") &&
+                           node["metadata"].contains("resourceVersion") &&
+                           node["metadata"]["resourceVersion"].is_string();
+  if (has_version) {
+    resource_version_ = node["metadata"]["resourceVersion"].get<std::string>();
     const bool has_taints = node.contains("spec") && node["spec"].contains("taints");
     if (has_taints) taints_ = node["spec"]["taints"].dump();
   }

@@ -45,6 +45,24 @@ TEST(NodeList, ViewOfTheNodeAndTheBreakerCount) {
   EXPECT_FALSE(ParseNodeList("<html>", "a", &rv, &taints).error.empty());
 }
 
+TEST(NodeList, FieldsOfTheWrongTypeAreAnErrorNotACrash) {
+  std::string rv, taints;
+  for (const char* bad :
+       {R"({"items":[{"metadata":"x"}]})", R"({"items":[{"metadata":{"name":7}}]})",
+        R"({"items":[{"metadata":{"name":"a","resourceVersion":41}}]})",
+        R"({"items":[{"status":{"conditions":[{"type":"GpuHealthy","status":false}]}}]})"}) {
+    NodeView v = ParseNodeList(bad, "a", &rv, &taints);
+    EXPECT_FALSE(v.found) << bad;
+    EXPECT_EQ(v.error.rfind("the API server's node list", 0), 0u) << bad << ": " << v.error;
+  }
+  // A condition that is not an object is skipped.
+  NodeView odd = ParseNodeList(R"({"items":[{"status":{"conditions":[7]}}]})", "a", &rv, &taints);
+  EXPECT_TRUE(odd.error.empty()) << odd.error;
+  EXPECT_EQ(odd.nodes, 1);
+  json patch = json::parse(TaintPatch(R"([{"key":7},"x"])", true, "1"));
+  EXPECT_EQ(patch[1]["value"].size(), 3u);
+}
+
 TEST(Patches, ConditionIsAStrategicMergeOfOneCondition) {
   json p = json::parse(
       ConditionPatch(false, "GpuscopeXid79", "gpuscope: XID 79 on GPU 3", "2026-12-04T08:00:00Z"));
