@@ -36,6 +36,10 @@ from remediate_common import (FAST, RECOVER_GPU1, XID79_ON_GPU1, actions, inject
 NODE = "gpunode1"
 
 
+class StartError(Exception):
+    """A daemon exited as soon as it started."""
+
+
 class Slurm:
     """munged, slurmctld and slurmd in the foreground, all under `root`."""
 
@@ -60,26 +64,42 @@ class Slurm:
         os.chmod(munge, 0o700)
         os.chmod(key, 0o400)
         socket = os.path.join(munge, "munge.socket")
-        self.spawn("munged", ["runuser", "-u", "munge", "--", "munged", "--foreground",
-                              "--force", "--key-file=" + key, "--socket=" + socket,
-                              "--pid-file=" + os.path.join(munge, "pid"),
+        self.spawn("munged", ["munged", "--foreground", "--force", "--key-file=" + key,
+                              "--socket=" + socket, "--pid-file=" + os.path.join(munge, "pid"),
                               "--seed-file=" + os.path.join(munge, "seed"),
-                              "--log-file=" + os.path.join(munge, "log")])
+                              "--log-file=" + os.path.join(munge, "log")], user="munge")
         wait_until(lambda: os.path.exists(socket), "munged's socket", timeout=10)
-        devs = []
         for minor in (0, 1):
             dev = os.path.join(r, "dev", "nvidia%d" % minor)
             os.mknod(dev, 0o666 | 0o020000, os.makedev(195, minor))
-            devs.append(dev)
         with open(os.path.join(r, "gres.conf"), "w") as f:
             f.write("NodeName=%s Name=gpu File=%s\n" % (NODE, os.path.join(r, "dev",
                                                                           "nvidia[0-1]")))
+        # A port free when chosen may be taken before slurmctld binds it: try again.
+        for attempt in range(3):
+            self.write_conf(socket)
+            try:
+                self.spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", self.conf])
+                self.spawn("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", NODE])
+                break
+            except StartError as e:
+                self.stop(keep=1)  # munged stays
+                if "Address already in use" not in str(e) or attempt == 2:
+                    raise
+        wait_until(lambda: self.node(NODE)[0] == "idle", "%s idle in sinfo" % NODE, timeout=20)
+
+    def write_conf(self, socket):
+        r = self.root
+        ctld_port = free_port()
+        slurmd_port = free_port()
+        while slurmd_port == ctld_port:
+            slurmd_port = free_port()
         with open(self.conf, "w") as f:
             f.write("\n".join([
                 "ClusterName=gpuscopetest",
                 "SlurmctldHost=localhost(127.0.0.1)",
-                "SlurmctldPort=%d" % free_port(),
-                "SlurmdPort=%d" % free_port(),
+                "SlurmctldPort=%d" % ctld_port,
+                "SlurmdPort=%d" % slurmd_port,
                 "AuthType=auth/munge", "CredType=cred/munge",
                 "AuthInfo=socket=" + socket,
                 "SlurmUser=root", "SlurmdUser=root",
@@ -99,28 +119,29 @@ class Slurm:
                 "NodeName=gpunode2 NodeHostname=localhost NodeAddr=127.0.0.1 CPUs=1 "
                 "RealMemory=100 State=DOWN",
                 "PartitionName=gpu Nodes=ALL Default=YES State=UP", ""]))
-        self.spawn("slurmctld", ["slurmctld", "-D", "-i", "-f", self.conf])
-        self.spawn("slurmd", ["slurmd", "-D", "-f", self.conf, "-N", NODE])
-        wait_until(lambda: self.node(NODE)[0] == "idle", "%s idle in sinfo" % NODE, timeout=20)
 
-    def spawn(self, name, argv):
+    def spawn(self, name, argv, user=None):
         log = open(os.path.join(self.root, name + ".out"), "w")
         self.logs.append(log)
+        ids = {"user": user, "group": user, "extra_groups": []} if user else {}
         self.procs.append(subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT,
-                                           env=self.env))
+                                           env=self.env, **ids))
         time.sleep(0.3)
         if self.procs[-1].poll() is not None:
-            raise unittest.SkipTest("%s exited at once: %s" % (name, self.tail(name)))
+            raise StartError("%s exited at once: %s" % (name, self.tail(name)))
+
 
     def tail(self, name):
         with open(os.path.join(self.root, name + ".out"), errors="replace") as f:
             return f.read()[-800:]
 
-    def stop(self):
-        for p in reversed(self.procs):
+    def stop(self, keep=0):
+        """Stops the daemons started after the first `keep`."""
+        for p in reversed(self.procs[keep:]):
             stop_process(p, timeout=5)
-        for log in self.logs:
+        for log in self.logs[keep:]:
             log.close()
+        self.procs, self.logs = self.procs[:keep], self.logs[:keep]
 
     def cmd(self, *args):
         p = subprocess.run(list(args), capture_output=True, text=True, env=self.env, timeout=20)
@@ -157,8 +178,9 @@ class RemediateSlurmTest(unittest.TestCase):
         cls.slurm = Slurm(cls.tmp)
         try:
             cls.slurm.start()
-        except (AssertionError, OSError) as e:
+        except Exception as e:  # whatever failed, no daemon may outlive the test
             cls.slurm.stop()
+            shutil.rmtree(cls.tmp, ignore_errors=True)
             need(False, "a local Slurm could not start: %s" % e, setup_installs=False)
         cls.scenario = write_scenario(cls.tmp)
 
