@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "baseline/prom_client.h"
 
@@ -11,11 +12,25 @@ namespace gpuscope::baseline {
 
 inline constexpr char kCurlModule[] = "libgpuscope-curl.so";
 
+// One request with a method, headers and a body (the Kubernetes remediation's
+// GET and PATCH, src/remediate/kubernetes.h). TLS is verified against
+// `ca_file` when set, else the system's CAs.
+struct HttpRequest {
+  std::string method = "GET";
+  std::string url;
+  std::vector<std::string> headers;  // "Name: value"
+  std::string body;
+  std::string ca_file;
+  double timeout_s = 10;
+};
+
 struct HttpFetcher {
   // The body of GET `url` with the client's TLS and basic-auth options;
   // `status` gets the HTTP status. Errors name options.server and its URL.
   Result<std::string> (*get)(const std::string& url, const ClientOptions& options,
                              const std::string& password, long* status);
+  // The body of `request`'s answer; `status` gets the HTTP status. Errors name the URL.
+  Result<std::string> (*send)(const HttpRequest& request, long* status);
 };
 
 }  // namespace gpuscope::baseline

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "cli/remediate_config.h"
 #include "collect/selection.h"
 
 namespace gpuscope::cli {
@@ -184,6 +185,9 @@ Result<ServeConfig> BuildServeConfig(const Settings& settings) {
   GPUSCOPE_RETURN_IF_ERROR(SetAttribution(settings, a));
   GPUSCOPE_RETURN_IF_ERROR(SetOtlp(settings, a));
   GPUSCOPE_RETURN_IF_ERROR(SetCliOnly(settings, c));
+  Result<remediate::RemediationOptions> remediation = BuildRemediation(settings);
+  if (!remediation.ok()) return remediation.status();
+  a.remediation = std::move(*remediation);
   return c;
 }
 

@@ -164,7 +164,12 @@ inline constexpr std::string_view kProcessLabels =
     "or none.")                                                                                    \
   X(kKpiChange, "gpuscope_kpi_change_ratio", kGauge, kDiagnosis, kNative, "kpi, workload",         \
     "Relative change of an application KPI's recent mean against its earlier level (0.25: 25% "    \
-    "higher).")
+    "higher).")                                                                                    \
+  /* Node remediation (src/remediate; only with --remediate). */                                   \
+  X(kRemediationActions, "gpuscope_remediation_actions_total", kCounter, kSelf, kNone,             \
+    "action (drain, resume), result",                                                              \
+    "Node remediation decisions: drains and resumes carried out (result ok or error), done in "    \
+    "dry run, or refused (breaker_open, opted_out, admin_drain, already_drained).")
 
 #define GPUSCOPE_BUILTIN_DECLARE(id, name, type, group, base, labels, help) \
   inline constexpr BuiltinFamily id{                                        \

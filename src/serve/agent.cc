@@ -65,6 +65,7 @@ Agent::Agent(AgentOptions options)
     UpdateAttributedDevices(*snapshot);
     exporter_->OnSnapshot(snapshot, sampler_->window());
     kpi_join_->Wake();
+    if (remediator_) OfferRemediation();
   });
   if (!options_.otlp_listen_address.empty()) {
     otlp_receiver_ = std::make_unique<otlp::Receiver>(options_.otlp, *otlp_store_,
@@ -108,7 +109,18 @@ void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
 
 Agent::~Agent() { Stop(); }
 
+void Agent::OfferRemediation() {
+  if (CyclePtr cycle = exporter_->Current()) remediator_->Offer({cycle->health, cycle->snapshot});
+}
+
 Status Agent::Start() {
+  Result<std::unique_ptr<remediate::Remediator>> remediator =
+      remediate::MakeRemediator(options_.remediation, clock_);
+  if (!remediator.ok()) return remediator.status();
+  if ((remediator_ = std::move(*remediator))) {
+    exporter_->SetFamilySource([r = remediator_.get()] { return r->Families(); });
+    remediator_->Start();
+  }
   Status opened = sampler_->Open();
   if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
   Poll();
@@ -163,6 +175,7 @@ void Agent::Stop() {
   if (events_) events_->Stop();
   sampler_->Stop();
   kpi_join_->Stop();
+  if (remediator_) remediator_->Stop();
 }
 
 }  // namespace gpuscope::serve

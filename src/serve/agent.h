@@ -38,6 +38,7 @@
 #include "nvml/library.h"
 #include "otlp/receiver.h"
 #include "otlp/store.h"
+#include "remediate/remediator.h"
 #include "serve/exporter.h"
 #include "serve/kpi_join.h"
 #include "serve/options.h"
@@ -73,6 +74,8 @@ class Agent {
   // Hands the attribution service the inventory and the processes when they changed.
   void UpdateAttributedDevices(const Snapshot& snapshot);
   Status StartOtlp();
+  // Hands the remediation thread the cycle just published.
+  void OfferRemediation();
 
   AgentOptions options_;
   collect::Clock clock_;
@@ -90,6 +93,9 @@ class Agent {
   std::vector<std::string> attributed_devices_;        // device keys it was last given
   std::shared_ptr<const nvml::Library> events_library_;  // outlives events_
   std::unique_ptr<health::EventMonitor> events_;
+  // --remediate: fed each cycle's health by the sampler's hook, acts on its own
+  // thread (null when off; set in Start before the first cycle).
+  std::unique_ptr<remediate::Remediator> remediator_;
   bool events_tried_ = false;
   bool stopped_ = false;
 };

@@ -120,6 +120,7 @@ struct Exporter::State {
   EventSource events;
   AttributionSource attribution;
   KpiSource kpis;
+  FamilySource more_families;
   std::optional<health::EventState> event_state;  // with an event source: its last state
   health::EventState cycle_events;                // what Decorate applied to this cycle
   // The monitor's latest diagnoses and what the cycles show of them (without
@@ -209,6 +210,9 @@ std::vector<prom::Family> Exporter::Families(const Cycle& cycle) const {
   if (const KpiResult* kpis = s.kpi_result.get()) {
     out.insert(out.end(), kpis->families.begin(), kpis->families.end());
   }
+  if (s.more_families) {
+    for (auto& family : s.more_families()) out.push_back(std::move(family));
+  }
   return out;
 }
 
@@ -274,6 +278,11 @@ void Exporter::SetAttributionSource(AttributionSource source) {
 void Exporter::SetKpiSource(KpiSource source) {
   std::lock_guard lock(mu_);
   state_->kpis = std::move(source);
+}
+
+void Exporter::SetFamilySource(FamilySource source) {
+  std::lock_guard lock(mu_);
+  state_->more_families = std::move(source);
 }
 
 }  // namespace gpuscope::serve

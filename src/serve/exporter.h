@@ -89,6 +89,8 @@ class Exporter {
   // The KPI join's last result (application families and KPIs), already built and bounded
   // off the sampling cycle (serve/kpi_join.h); the hook only loads it (null: none yet).
   using KpiSource = std::function<std::shared_ptr<const KpiResult>()>;
+  // More families rendered last (the remediation counters); cheap, never blocking.
+  using FamilySource = std::function<std::vector<prom::Family>()>;
 
   Exporter(ExporterOptions options, collect::Clock clock);
   ~Exporter();
@@ -123,6 +125,9 @@ class Exporter {
   // Application families and KPIs (null: none). The source must not build
   // anything: it runs under mu_ on the sampler thread.
   void SetKpiSource(KpiSource source);
+  // Families appended after all others (null: none); runs under mu_ on the
+  // sampler thread, so it must only copy what is ready.
+  void SetFamilySource(FamilySource source);
 
  private:
   struct State;

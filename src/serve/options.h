@@ -21,6 +21,7 @@
 #include "otlp/receiver.h"
 #include "otlp/regression.h"
 #include "otlp/store.h"
+#include "remediate/setup.h"
 
 namespace gpuscope::serve {
 
@@ -50,6 +51,8 @@ struct AgentOptions {
   otlp::StoreOptions otlp_store;
   otlp::RegressionOptions kpi_regression;       // the kpi_regression finding
   std::size_t kpi_max_metrics_bytes = 1 << 20;  // application families on /metrics (1 MiB)
+  // Node remediation (drain in Slurm, condition in Kubernetes); off by default.
+  remediate::RemediationOptions remediation;
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;
