@@ -1,11 +1,13 @@
 #include "cli/report_command.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
 
 #include "cli/options.h"
+#include "jobs/prom_source.h"
 #include "jobs/report.h"
 #include "jobs/usage_json.h"
 
@@ -40,10 +42,12 @@ Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std:
 }
 
 jobs::ReportOptions MakeOptions(const ReportArgs& args, jobs::NoteThresholds thresholds) {
-  return {"agent " + args.agent.url, args.gpu_hour_price, thresholds};
+  return {(args.prometheus ? "prometheus " : "agent ") + args.agent.url, args.gpu_hour_price,
+          thresholds};
 }
 
-Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds, Invocation& inv) {
+// The holder from the agent's ledger; NotFound naming it and the agent.
+Result<jobs::JobUsage> FromAgent(const ReportArgs& args) {
   Result<std::vector<jobs::JobUsage>> all = FetchJobs(args, args.what);
   if (!all.ok()) return all.status();
   auto it = std::find_if(all->begin(), all->end(),
@@ -54,7 +58,33 @@ Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
                             (all->size() == 1 ? "" : "s") +
                             " known; ended ones are kept for --jobs-keep-ended)");
   }
-  jobs::Report report = jobs::BuildReport(*it, MakeOptions(args, thresholds));
+  return *it;
+}
+
+// The holder from the series in Prometheus; NotFound naming it and the server.
+Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args) {
+  const jobs::PromQuery query{args.what, args.id, args.since_seconds, args.scrape_interval_seconds};
+  Result<std::vector<std::string>> queries = jobs::UsageQueries(query);
+  if (!queries.ok()) return queries.status();
+  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
+  if (!client.ok()) return client.status();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<std::vector<baseline::Sample>> answers;
+  for (const std::string& q : *queries) {
+    Result<std::vector<baseline::Sample>> a = client->Query(q);
+    if (!a.ok()) return a.status();
+    answers.push_back(std::move(*a));
+  }
+  Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, answers, now);
+  if (!usage.ok()) return usage.status().Context("Prometheus at " + args.agent.url);
+  return usage;
+}
+
+Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds, Invocation& inv) {
+  Result<jobs::JobUsage> usage = args.prometheus ? FromPrometheus(args) : FromAgent(args);
+  if (!usage.ok()) return usage.status();
+  jobs::Report report = jobs::BuildReport(*usage, MakeOptions(args, thresholds));
   *inv.out << (args.json       ? jobs::ReportJson(report)
                : args.markdown ? jobs::ReportMarkdown(report)
                                : jobs::ReportTable(report));
@@ -96,8 +126,9 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   }
   Status status = ForEachOption(
       rest, "report",
-      {"--agent", "--gpu-hour-price", "--thresholds", "--since", "--by", "--ca-file", "--cert-file",
-       "--key-file", "--basic-auth-user", "--basic-auth-password-file"},
+      {"--agent", "--prometheus", "--scrape-interval", "--gpu-hour-price", "--thresholds",
+       "--since", "--by", "--ca-file", "--cert-file", "--key-file", "--basic-auth-user",
+       "--basic-auth-password-file"},
       [&](const Option& o) -> Status {
         if (o.flag == "-h" || o.flag == "--help") {
           out.help = true;
@@ -105,8 +136,18 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
           out.json = true;
         } else if (o.flag == "--markdown" && !o.inline_value) {
           out.markdown = true;
-        } else if (o.flag == "--agent") {
+        } else if (o.flag == "--agent" || o.flag == "--prometheus") {
+          if (!out.agent.url.empty()) {
+            return Status::InvalidArgument("one source: --agent URL or --prometheus URL");
+          }
           out.agent.url = o.value;
+          out.prometheus = o.flag == "--prometheus";
+        } else if (o.flag == "--scrape-interval") {
+          Result<double> seconds = ParseCommandDuration(o.value);
+          if (!seconds.ok()) {
+            return Status::InvalidArgument("--scrape-interval: " + seconds.status().message());
+          }
+          out.scrape_interval_seconds = *seconds;
         } else if (o.flag == "--thresholds") {
           out.thresholds_file = o.value;
         } else if (o.flag == "--by") {
@@ -149,7 +190,18 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   }
   if (out.json && out.markdown) return Status::InvalidArgument("--json or --markdown, not both");
   if (out.agent.url.empty()) {
-    return Status::InvalidArgument("report: --agent URL is required (a running gpuscope serve)");
+    return Status::InvalidArgument(
+        "report: a source is required: --agent URL (a running gpuscope serve) or "
+        "--prometheus URL");
+  }
+  if (out.prometheus) {
+    out.agent.server = "Prometheus";
+    out.agent.url_option = "--prometheus";
+    if (out.what == "tenants") {
+      return Status::InvalidArgument(
+          "report tenants: from --agent; in Prometheus the tenant rules already record it "
+          "(deploy/prometheus/rules/gpu-tenants.yml, the Tenants dashboard)");
+    }
   }
   return out;
 }
@@ -158,16 +210,21 @@ std::string ReportUsage() {
   return "Usage: gpuscope report job ID | pod NS/NAME | workload NAME --agent URL\n"
          "                       [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]\n"
          "       gpuscope report tenants --agent URL [--since 7d] [--by workload|job|pod]\n"
+         "       gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]\n"
          "What a job used, what it wasted and what to ask for next time: GPU-hours, busy and\n"
          "SM-active share, peak memory, energy, idle-held and throttled time, with notes.\n\n"
          "  --agent URL            a running `gpuscope serve` (http(s)://host:9400): its job\n"
          "                         ledger (/api/v1/jobs), kept 24 h after a job ends\n"
+         "  --prometheus URL       a Prometheus-compatible API (Prometheus, VictoriaMetrics)\n"
+         "                         that scrapes the agents: jobs across nodes, long history\n"
+         "  --scrape-interval D    its scrape interval (default 15s): the series' resolution\n"
          "  --json                 the JSON contract of docs/reports.md\n"
          "  --markdown             Markdown, for an e-mail or a Slurm AdminComment\n"
          "  --gpu-hour-price P     price of one GPU-hour: adds the cost\n"
          "  --thresholds FILE      YAML that overrides the notes' thresholds\n"
          "                         (deploy/reports/thresholds.yaml lists them)\n"
-         "  --since DURATION       tenants: holders that ended within this (default 7d)\n"
+         "  --since DURATION       tenants: holders that ended within this; --prometheus: how\n"
+         "                         far back to look (default 7d)\n"
          "  --by KIND              tenants: one row per workload (default), job or pod\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n";

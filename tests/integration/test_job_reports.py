@@ -21,27 +21,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import Serve, check, main, run, wait_until  # noqa: E402
+from jobs_fixture import end_job, make_node  # noqa: E402
 
-SCENARIO = """\
-description: job reports accuracy
-seed: 28
-gpus:
-  - model: h100-sxm
-    workload:
-      - {at: 0, kind: training, noise: 0}
-    processes:
-      - {pid: 5100, name: torchrun, used_memory_gib: 40}
-  - model: h100-sxm
-    workload:
-      - {at: 0, kind: idle}
-    processes:
-      - {pid: 5101, name: torchrun, used_memory_gib: 20}
-  - model: h100-sxm
-    workload:
-      - {at: 0, kind: training, noise: 0}
-    processes:
-      - {pid: 5102, name: python3, used_memory_gib: 50}
-"""
 JOB_SECONDS = 20
 
 
@@ -54,14 +35,7 @@ class JobReportsTest(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory(prefix="gpuscope-jobs-")
         self.addCleanup(self.dir.cleanup)
-        self.scenario = os.path.join(self.dir.name, "jobs.yaml")
-        with open(self.scenario, "w") as f:
-            f.write(SCENARIO)
-        self.mapping = os.path.join(self.dir.name, "jobs")
-        os.mkdir(self.mapping)
-        for gpu, job in (("0", "4242"), ("1", "4242"), ("2", "77")):
-            with open(os.path.join(self.mapping, gpu), "w") as f:
-                f.write(job + "\n")
+        self.scenario, self.mapping = make_node(self.dir.name)
 
     def jobs(self, agent, query=""):
         status, _, body = agent.get("/api/v1/jobs" + query)
@@ -102,8 +76,7 @@ class JobReportsTest(unittest.TestCase):
             t_a, energy_a, job_a = self.paired(agent, "4242")
             time.sleep(JOB_SECONDS)
             t_b, energy_b, job_b = self.paired(agent, "4242")
-            for gpu in ("0", "1"):
-                os.unlink(os.path.join(self.mapping, gpu))  # the epilog
+            end_job(self.mapping)
             removed = time.time()
             wait_until(lambda: self.job(agent, "job", "4242")["end"] is not None,
                        "job 4242 ended", 10)
