@@ -4,6 +4,8 @@
 # `gpuscope serve --hpc-job-mapping-dir DIR` reads: one file per GPU, named by
 # its NVML index, holding the ids of the jobs on it, one per line.
 
+# slurmd runs prologs and epilogs with SLURM_* variables only: no PATH.
+export PATH=${PATH:-/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin}
 GPUSCOPE_HPC_JOB_MAPPING_DIR=${GPUSCOPE_HPC_JOB_MAPPING_DIR:-/run/gpuscope/jobs}
 
 gpuscope_log() {
