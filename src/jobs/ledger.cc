@@ -1,6 +1,7 @@
 #include "jobs/ledger.h"
 
 #include <algorithm>
+#include <iterator>
 #include <tuple>
 #include <utility>
 
@@ -107,30 +108,37 @@ void Ledger::Credit(const Key& key, const Holder& holder, double share, const Sn
   const GpuInfo& info = snapshot.gpus[slot];
   const double now = snapshot.timestamp;
   Entry& e = entries_[key];
-  if (e.usage.kind.empty()) {
+  if (e.usage.kind.empty()) {  // new
     e.usage.kind = key.first;
     e.usage.id = key.second;
     e.usage.start = now;
+    running_.insert(key);
   }
   e.usage.namespace_name = holder.namespace_name;
   e.usage.workload = holder.workload;
   e.usage.hpc_job = holder.hpc_job;
-  if (e.ended) {
+  if (e.ended) {  // back
     e.ended = false;
     e.usage.end.reset();
     --ended_;
+    running_.insert(key);
   }
   e.last_seen = now;
   const std::string device = Attribution::DeviceKey(info);
-  auto [it, added] = e.devices.try_emplace(device);
-  DeviceUsage& d = it->second;
+  auto it = std::find_if(e.devices.begin(), e.devices.end(),
+                         [&](const DeviceUsage& d) { return d.device_key == device; });
+  const bool added = it == e.devices.end();
   if (added) {
-    d.device_key = device;
-    d.uuid = info.uuid;
-    d.gpu = info.index;
-    d.mig_profile = info.mig_profile;
-    d.first_seen = now;
+    DeviceUsage fresh;
+    fresh.device_key = device;
+    fresh.uuid = info.uuid;
+    fresh.gpu = info.index;
+    fresh.mig_profile = info.mig_profile;
+    fresh.first_seen = now;
+    e.devices.push_back(std::move(fresh));
+    it = std::prev(e.devices.end());
   }
+  DeviceUsage& d = *it;
   d.hostname = snapshot.system.hostname;
   d.memory_peak_bytes = std::max(d.memory_peak_bytes, in.memory_used);
   if (in.memory_total > 0) d.memory_total_bytes = in.memory_total;
@@ -175,12 +183,17 @@ void Ledger::NoteFindings(const Snapshot& snapshot,
 }
 
 void Ledger::EndAndEvict(double now) {
-  for (auto& [key, e] : entries_) {
-    if (e.ended || e.last_seen == now) continue;
+  for (auto key = running_.begin(); key != running_.end();) {
+    Entry& e = entries_.at(*key);
+    if (e.last_seen == now) {
+      ++key;
+      continue;
+    }
     e.ended = true;
     e.usage.end = e.last_seen;
     ++ended_;
-    ended_order_.push_back({e.last_seen, key});
+    ended_order_.push_back({e.last_seen, *key});
+    key = running_.erase(key);
   }
   // Oldest ended first; an entry that came back (or ended again later) is
   // skipped here and found again under its newer end.
@@ -198,7 +211,7 @@ void Ledger::EndAndEvict(double now) {
 
 JobUsage Ledger::Assemble(const Entry& e) {
   JobUsage out = e.usage;
-  for (const auto& [key, d] : e.devices) out.devices.push_back(d);
+  out.devices = e.devices;
   // As people read them: by host, then GPU index (a MIG instance after its parent's index).
   std::stable_sort(out.devices.begin(), out.devices.end(),
                    [](const DeviceUsage& a, const DeviceUsage& b) {

@@ -25,7 +25,8 @@
 //
 // Thread safety: Observe from one thread (the sampler's publish hook); List
 // and Find from any thread (one mutex; Observe holds it for O(devices x
-// holders) work, readers copy what they return).
+// holders + running holders) work, however many ended ones are kept; readers
+// copy what they return).
 #pragma once
 
 #include <array>
@@ -34,6 +35,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -112,8 +114,8 @@ class Ledger {
     double memory_used = 0, memory_total = 0;
   };
   struct Entry {
-    JobUsage usage;  // devices and findings left empty: the maps below
-    std::map<std::string, DeviceUsage> devices;
+    JobUsage usage;                    // devices and findings left empty: the maps below
+    std::vector<DeviceUsage> devices;  // a few: searched by device_key
     std::map<std::pair<std::string, std::string>, FindingSeen> findings;
     double last_seen = 0;
     bool ended = false;
@@ -131,6 +133,7 @@ class Ledger {
   mutable std::mutex mu_;
   std::map<std::string, Counters> previous_;                      // by device key
   std::map<std::pair<std::string, std::string>, Entry> entries_;  // by (kind, id)
+  std::set<std::pair<std::string, std::string>> running_;         // the holders not ended
   std::deque<std::pair<double, std::pair<std::string, std::string>>> ended_order_;
   std::size_t ended_ = 0;
 };
