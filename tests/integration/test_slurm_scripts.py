@@ -7,11 +7,10 @@ on its GPUs (a GPU shared by two jobs keeps both lines), the agent counts it,
 the epilog unmaps it, waits for the agent to see the end and appends the
 report to the output file and the AdminComment; a report that fails (the
 job unknown to the agent) writes nothing to Slurm and still exits 0; the
-scripts pass shellcheck when it is installed.
+scripts pass shellcheck (scripts/setup.sh installs it).
 """
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -19,7 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, Serve, check, main, wait_until  # noqa: E402
+from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, main,  # noqa: E402
+                              need_tool, wait_until)
 from jobs_fixture import make_node  # noqa: E402
 
 SLURM = os.path.join(SOURCE_DIR, "deploy", "slurm")
@@ -95,9 +95,7 @@ class SlurmScriptsTest(unittest.TestCase):
             check(not os.path.exists(self.updates), "AdminComment untouched")
 
     def test_shellcheck(self):
-        shellcheck = shutil.which("shellcheck")
-        if not shellcheck:
-            self.skipTest("shellcheck not installed")
+        shellcheck = need_tool("shellcheck", "shellcheck")
         p = subprocess.run([shellcheck, "-x", "-s", "bash", "gpuscope-prolog", "gpuscope-epilog",
                             "gpuscope-slurm-lib.sh"], cwd=SLURM, capture_output=True, text=True)
         check(p.returncode == 0, p.stdout + p.stderr)
