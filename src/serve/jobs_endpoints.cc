@@ -4,16 +4,23 @@
 #include <string>
 #include <utility>
 
+#include "http/gzip.h"
 #include "jobs/usage_json.h"
 #include "web/params.h"
 
 namespace gpuscope::serve {
 namespace {
 
-http::Response JsonBody(std::string body) {
+// The list grows with the jobs kept (about 1 KB per holder): gzip when asked.
+http::Response JsonBody(const http::Request& request, std::string body) {
   http::Response response;
   response.content_type = "application/json";
   response.headers.emplace_back("Cache-Control", "no-store");
+  response.headers.emplace_back("Vary", "Accept-Encoding");
+  if (http::AcceptsGzip(request.accept_encoding)) {
+    body = http::Gzip(body);
+    response.headers.emplace_back("Content-Encoding", "gzip");
+  }
   response.body = std::make_shared<const std::string>(std::move(body));
   return response;
 }
@@ -26,7 +33,7 @@ http::Response Answer(const jobs::Ledger& ledger, const http::Request& request) 
   if (!kind.empty() && kind != "job" && kind != "pod" && kind != "workload") {
     return http::Response::Text(400, "kind: '" + kind + "' is not job, pod or workload\n");
   }
-  if (id.empty()) return JsonBody(jobs::JobsBody(ledger.List(kind)));
+  if (id.empty()) return JsonBody(request, jobs::JobsBody(ledger.List(kind)));
   if (kind.empty()) return http::Response::Text(400, "id needs kind (job, pod or workload)\n");
   std::optional<jobs::JobUsage> usage = ledger.Find(kind, id);
   if (!usage) {
@@ -34,7 +41,7 @@ http::Response Answer(const jobs::Ledger& ledger, const http::Request& request) 
                                          "' on this agent (never seen, or ended and "
                                          "no longer kept)\n");
   }
-  return JsonBody(jobs::UsageToJson(*usage).dump() + "\n");
+  return JsonBody(request, jobs::UsageToJson(*usage).dump() + "\n");
 }
 
 }  // namespace

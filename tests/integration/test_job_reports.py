@@ -11,6 +11,7 @@ counter, read from /metrics at the same cycles as the ledger) and the scenario
 energy and idle-held GPU-hours agree within 2%; the job's span matches the
 time its mapping files existed within 2 s.
 """
+import gzip
 import json
 import os
 import re
@@ -18,6 +19,7 @@ import sys
 import tempfile
 import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import Serve, check, main, run, wait_until  # noqa: E402
@@ -143,6 +145,13 @@ class JobReportsTest(unittest.TestCase):
             check(code != 0 and "http://127.0.0.1:1" in err, err)
             status, _, body = agent.get("/api/v1/jobs?kind=job&id=999")
             check(status == 404 and "999" in body, "%s %s" % (status, body))
+            req = urllib.request.Request(agent.base + "/api/v1/jobs",
+                                         headers={"Accept-Encoding": "gzip"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                check(r.headers["Content-Encoding"] == "gzip", dict(r.headers))
+                listed = json.loads(gzip.decompress(r.read()))["jobs"]
+            check({(j["kind"], j["id"]) for j in listed} >= {("job", "4242"), ("job", "77")},
+                  "gzipped list: %s" % listed)
             status, _, body = agent.get("/api/v1/jobs?kind=nodes")
             check(status == 400, body)
         print("job reports: ledger within 2%% over %d s; report contract and notes" % JOB_SECONDS)

@@ -185,6 +185,31 @@ TEST(Ledger, HolderThatComesBackRunsAgain) {
   EXPECT_TRUE(ledger.List("pod").empty());
 }
 
+TEST(Ledger, MigInstanceIsItsOwnDevice) {
+  Ledger ledger;
+  Snapshot a = At(0, {{0}, {0}}, {});
+  Snapshot b = At(2, {{2}, {1}}, {});
+  for (Snapshot* s : {&a, &b}) {
+    // GPU-0 split: two MIG instances of one board, job 8 on instance 1 only.
+    for (unsigned i = 0; i < 2; ++i) {
+      s->gpus[i].uuid = "GPU-0";
+      s->gpus[i].gpu_instance_id = i + 1;
+      s->gpus[i].mig_profile = i == 0 ? "1g.10gb" : "3g.40gb";
+    }
+    auto attribution = std::make_shared<Attribution>();
+    attribution->holders["GPU-0/1"] = {Job("8")};
+    s->attribution = attribution;
+  }
+  ledger.Observe(a, {});
+  ledger.Observe(b, {});
+  auto job = ledger.Find("job", "8");
+  ASSERT_TRUE(job);
+  ASSERT_EQ(job->devices.size(), 1u);
+  EXPECT_EQ(job->devices[0].device_key, "GPU-0/1");
+  EXPECT_EQ(job->devices[0].mig_profile, "1g.10gb");
+  EXPECT_DOUBLE_EQ(job->devices[0].busy_seconds, 2);  // its own integral, not the sibling's
+}
+
 TEST(Ledger, FindingsKeepFirstAndLastSeen) {
   Ledger ledger;
   analysis::GpuDiagnosis d;
