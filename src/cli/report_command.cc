@@ -62,7 +62,8 @@ Result<jobs::JobUsage> FromAgent(const ReportArgs& args) {
 }
 
 // The holder from the series in Prometheus; NotFound naming it and the server.
-Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args) {
+Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args,
+                                      std::optional<jobs::WorkloadBaseline>* baseline_out) {
   const jobs::PromQuery query{args.what, args.id, args.since_seconds, args.scrape_interval_seconds};
   Result<std::vector<std::string>> queries = jobs::UsageQueries(query);
   if (!queries.ok()) return queries.status();
@@ -78,13 +79,24 @@ Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args) {
   }
   Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, answers, now);
   if (!usage.ok()) return usage.status().Context("Prometheus at " + args.agent.url);
+  // The workload's baseline, where the shipped baseline rules record one.
+  std::vector<std::vector<baseline::Sample>> learned;
+  for (const std::string& q : jobs::BaselineQueries(*usage)) {
+    Result<std::vector<baseline::Sample>> a = client->Query(q);
+    if (!a.ok()) return a.status();
+    learned.push_back(std::move(*a));
+  }
+  *baseline_out = jobs::BaselineFromAnswers(*usage, learned);
   return usage;
 }
 
 Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds, Invocation& inv) {
-  Result<jobs::JobUsage> usage = args.prometheus ? FromPrometheus(args) : FromAgent(args);
+  std::optional<jobs::WorkloadBaseline> learned;
+  Result<jobs::JobUsage> usage = args.prometheus ? FromPrometheus(args, &learned) : FromAgent(args);
   if (!usage.ok()) return usage.status();
-  jobs::Report report = jobs::BuildReport(*usage, MakeOptions(args, thresholds));
+  jobs::ReportOptions options = MakeOptions(args, thresholds);
+  options.baseline = learned;
+  jobs::Report report = jobs::BuildReport(*usage, options);
   *inv.out << (args.json       ? jobs::ReportJson(report)
                : args.markdown ? jobs::ReportMarkdown(report)
                                : jobs::ReportTable(report));

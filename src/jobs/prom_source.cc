@@ -124,6 +124,10 @@ Result<JobUsage> UsageFromAnswers(const PromQuery& q,
   JobUsage u;
   u.kind = q.kind;
   u.id = q.id;
+  const baseline::Sample& any = answers[kFirst].front();
+  u.namespace_name = Label(any, "namespace");
+  u.workload = Label(any, "workload");
+  u.hpc_job = Label(any, "hpc_job");
   u.start = devices.begin()->second.first_seen;
   double last = 0;
   for (auto& [key, d] : devices) {
@@ -138,6 +142,23 @@ Result<JobUsage> UsageFromAnswers(const PromQuery& q,
   });
   if (last < now - 3 * q.step_seconds) u.end = last;
   return u;
+}
+
+std::vector<std::string> BaselineQueries(const JobUsage& u) {
+  if (u.workload.empty()) return {};
+  const std::string sel = fmt::format(R"(namespace="{}",workload="{}",hpc_job="{}")",
+                                      Quote(u.namespace_name), Quote(u.workload), Quote(u.hpc_job));
+  return {fmt::format(R"(gpuscope:workload_signal:p5_14d{{signal="sm_active",{}}})", sel),
+          fmt::format(R"(gpuscope:workload_signal:p50_14d{{signal="sm_active",{}}})", sel),
+          fmt::format("gpuscope:workload_baseline:warming_up_14d{{{}}}", sel)};
+}
+
+std::optional<WorkloadBaseline> BaselineFromAnswers(
+    const JobUsage& u, const std::vector<std::vector<baseline::Sample>>& answers) {
+  if (answers.size() != 3 || answers[0].empty() || answers[1].empty()) return std::nullopt;
+  // Warm-up unknown counts as warming up: no verdict on a baseline not yet learned.
+  if (answers[2].empty() || answers[2].front().value != 0) return std::nullopt;
+  return WorkloadBaseline{u.workload, answers[0].front().value, answers[1].front().value};
 }
 
 }  // namespace gpuscope::jobs

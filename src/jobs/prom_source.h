@@ -21,12 +21,14 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baseline/prom_client.h"
 #include "gpuscope/status.h"
 #include "jobs/ledger.h"
+#include "jobs/report.h"
 
 namespace gpuscope::jobs {
 
@@ -46,5 +48,14 @@ Result<std::vector<std::string>> UsageQueries(const PromQuery& query);
 Result<JobUsage> UsageFromAnswers(const PromQuery& query,
                                   const std::vector<std::vector<baseline::Sample>>& answers,
                                   double now);
+
+// The baseline queries for the usage's workload (UsageFromAnswers sets its
+// namespace, workload and hpc_job from the series): p5, p50 and warming-up
+// of the sm_active signal; empty when the holder has no workload.
+std::vector<std::string> BaselineQueries(const JobUsage& usage);
+// The workload's baseline from their answers; nullopt while it warms up or
+// when there is none.
+std::optional<WorkloadBaseline> BaselineFromAnswers(
+    const JobUsage& usage, const std::vector<std::vector<baseline::Sample>>& answers);
 
 }  // namespace gpuscope::jobs

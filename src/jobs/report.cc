@@ -149,6 +149,22 @@ std::optional<std::string> MemoryNearCapacity(const Report& r, const NoteThresho
       Gib(worst->memory_total_bytes));
 }
 
+std::optional<std::string> BelowBaseline(const Report& r, const NoteThresholds&) {
+  if (!r.baseline) return std::nullopt;
+  double held = 0, active = 0;
+  for (const GpuLine& g : r.gpus) {
+    held += g.held_seconds;
+    active += g.held_seconds * g.sm_active_ratio.value_or(g.busy_ratio);
+  }
+  if (held <= 0 || active / held >= r.baseline->p5) return std::nullopt;
+  return fmt::format(
+      "SM activity was {} where workload {} usually runs at {} (its 5th percentile over 14 days "
+      "is {}): this run was slower than usual; `gpuscope baseline --workload {}` shows its other "
+      "signals.",
+      Percent(active / held), r.baseline->workload, Percent(r.baseline->p50),
+      Percent(r.baseline->p5), r.baseline->workload);
+}
+
 struct NoteRule {
   std::string_view kind;
   NoteCheck check;
@@ -161,6 +177,7 @@ constexpr NoteRule kNoteRules[] = {
     {"idle_held", IdleHeld},
     {"throttled", Throttled},
     {"memory_near_capacity", MemoryNearCapacity},
+    {"below_baseline", BelowBaseline},
 };
 
 // The thresholds YAML's keys, each with its field.
@@ -250,6 +267,7 @@ Report BuildReport(const JobUsage& usage, const ReportOptions& options) {
   }
   if (options.gpu_hour_price) r.cost = r.gpu_hours * *options.gpu_hour_price;
   r.findings = usage.findings;
+  r.baseline = options.baseline;
   r.notes = Notes(r, options.thresholds);
   return r;
 }

@@ -30,7 +30,8 @@
 
 namespace gpuscope::jobs {
 
-// Defaults built in; every field is a key of the thresholds YAML.
+// Defaults built in; every field is a key of the thresholds YAML. The
+// below_baseline note has no threshold of its own: the baseline's p5 is one.
 struct NoteThresholds {
   double unused_busy_ratio = 0.01;           // gpus_unused: a GPU busy less than this was not used
   double mig_max_sm_active_ratio = 0.2;      // mig_fit: SM activity (busy without GPM) under this
@@ -47,6 +48,14 @@ Result<NoteThresholds> ParseThresholds(const std::string& yaml_text);
 
 struct Note {
   std::string kind, text;
+};
+
+// The job's workload's learned SM activity (the shipped baseline rules,
+// deploy/prometheus/rules/gpu-baselines.yml; docs/baselines.md): present
+// only from Prometheus, once the baseline is past its warm-up.
+struct WorkloadBaseline {
+  std::string workload;
+  double p5 = 0, p50 = 0;  // gpuscope:workload_signal:p5_14d / p50_14d, signal sm_active
 };
 
 struct GpuLine {
@@ -70,12 +79,14 @@ struct Report {
   std::optional<double> cost;
   std::vector<Note> notes;
   std::vector<FindingSeen> findings;  // the diagnosis's, for the human formats
+  std::optional<WorkloadBaseline> baseline;
 };
 
 struct ReportOptions {
   std::string source;
   std::optional<double> gpu_hour_price;  // --gpu-hour-price: cost = gpu_hours x price
   NoteThresholds thresholds;
+  std::optional<WorkloadBaseline> baseline;
 };
 
 Report BuildReport(const JobUsage& usage, const ReportOptions& options);

@@ -3,7 +3,9 @@
 agent every second while Slurm job 4242 runs for 20 s; the report built from
 the exported series matches the agent's own ledger within the scrape
 interval's resolution (each end of each GPU's span is known to one interval),
-says the same notes, and an unknown job is an error naming it and the server.
+says the same notes plus the job against its workload's baseline (stand-in
+records of the baseline rules), and an unknown job is an error naming it and
+the server.
 """
 import json
 import os
@@ -19,6 +21,21 @@ from jobs_fixture import end_job, make_node, start_jobs_now  # noqa: E402
 
 JOB_SECONDS = 20
 
+# Stand-ins for the shipped baseline rules' 14-day records of job 4242's
+# workload: it usually runs at 80% SM activity (5th percentile 70%), warmed up.
+BASELINE_RULES = """\
+groups:
+  - name: test-baseline
+    rules:
+""" + "".join("""\
+      - record: %s
+        expr: vector(%s)
+        labels: {%sworkload: "4242", hpc_job: "4242"}
+""" % (name, value, signal) for name, value, signal in (
+    ("gpuscope:workload_signal:p5_14d", "0.7", "signal: sm_active, "),
+    ("gpuscope:workload_signal:p50_14d", "0.8", "signal: sm_active, "),
+    ("gpuscope:workload_baseline:warming_up_14d", "0", "")))
+
 
 class JobReportsPrometheusTest(unittest.TestCase):
     def test_same_report_from_prometheus(self):
@@ -29,7 +46,10 @@ class JobReportsPrometheusTest(unittest.TestCase):
         with Serve(["--simulate", scenario, "--hpc-job-mapping-dir", mapping,
                     "--attribution-refresh", "100ms"]) as agent:
             agent.wait_healthy()
-            prom = Prometheus(workdir.name, scrape_config("127.0.0.1:%d" % agent.port))
+            rules = os.path.join(workdir.name, "baseline.yml")
+            with open(rules, "w") as f:
+                f.write(BASELINE_RULES)
+            prom = Prometheus(workdir.name, scrape_config("127.0.0.1:%d" % agent.port, [rules]))
             self.addCleanup(prom.close)
             prom.wait_ready()
             prom.wait_for('up{job="gpuscope"} == 1', 1)
@@ -65,9 +85,13 @@ class JobReportsPrometheusTest(unittest.TestCase):
             check(abs(from_prom["energy_kwh"] - from_agent["energy_kwh"]) * 3.6e6 <= 2 * 2 * 700,
                   "energy %s vs %s" % (from_prom["energy_kwh"], from_agent["energy_kwh"]))
             check(from_prom["energy_kwh"] > 0, "energy counted")
-            check([n["kind"] for n in from_prom["notes"]] ==
-                  [n["kind"] for n in from_agent["notes"]] == ["gpus_unused"],
-                  "notes %s vs %s" % (from_prom["notes"], from_agent["notes"]))
+            # The same notes, and from Prometheus the job against its workload's baseline:
+            # one GPU of two unused puts it far under the usual 70-80%.
+            check([n["kind"] for n in from_agent["notes"]] == ["gpus_unused"], from_agent["notes"])
+            check([n["kind"] for n in from_prom["notes"]] == ["gpus_unused", "below_baseline"],
+                  from_prom["notes"])
+            check("where workload 4242 usually runs at 80%" in from_prom["notes"][1]["text"],
+                  from_prom["notes"][1])
 
             code, _, err = run(["report", "job", "999", "--prometheus", prom.base])
             check(code != 0 and "no job '999'" in err and prom.base in err, err)

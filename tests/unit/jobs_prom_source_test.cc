@@ -65,6 +65,28 @@ TEST(PromSource, AnswersBecomeTheUsage) {
   EXPECT_EQ(*ended->end, 4600);
 }
 
+TEST(PromSource, BaselineOfTheJobsWorkload) {
+  JobUsage u;
+  EXPECT_TRUE(BaselineQueries(u).empty());  // no workload, no baseline
+  u.namespace_name = "ml";
+  u.workload = "trainer";
+  auto q = BaselineQueries(u);
+  ASSERT_EQ(q.size(), 3u);
+  EXPECT_EQ(q[0],
+            "gpuscope:workload_signal:p5_14d{signal=\"sm_active\",namespace=\"ml\","
+            "workload=\"trainer\",hpc_job=\"\"}");
+  baseline::Sample p5, p50, warming;
+  p5.value = 0.6, p50.value = 0.8, warming.value = 0;
+  auto b = BaselineFromAnswers(u, {{p5}, {p50}, {warming}});
+  ASSERT_TRUE(b);
+  EXPECT_EQ(b->workload, "trainer");
+  EXPECT_EQ(b->p5, 0.6);
+  EXPECT_EQ(b->p50, 0.8);
+  warming.value = 1;
+  EXPECT_FALSE(BaselineFromAnswers(u, {{p5}, {p50}, {warming}}));
+  EXPECT_FALSE(BaselineFromAnswers(u, {{p5}, {p50}, {}}));
+}
+
 TEST(PromSource, UnknownHolderIsNamed) {
   std::vector<std::vector<baseline::Sample>> none(9);
   auto u = UsageFromAnswers({"job", "999", 3600, 15}, none, 0);

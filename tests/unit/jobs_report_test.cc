@@ -112,6 +112,19 @@ TEST(JobReport, IdleHeldThrottlingAndMemoryNotes) {
   EXPECT_NE(r.notes[2].text.find("99%"), std::string::npos) << r.notes[2].text;
 }
 
+TEST(JobReport, JobSlowerThanItsWorkloadsBaseline) {
+  JobUsage u = BusyJob(1);  // SM active 3000 / 3600 = 83%
+  ReportOptions o;
+  o.baseline = WorkloadBaseline{"trainer", 0.85, 0.9};
+  Report r = BuildReport(u, o);
+  ASSERT_EQ(Kinds(r), std::vector<std::string>{"below_baseline"});
+  EXPECT_NE(r.notes[0].text.find("SM activity was 83% where workload trainer usually runs at 90%"),
+            std::string::npos)
+      << r.notes[0].text;
+  o.baseline->p5 = 0.8;  // within its usual band: nothing to say
+  EXPECT_TRUE(BuildReport(u, o).notes.empty());
+}
+
 TEST(JobReport, ThresholdsFromYaml) {
   auto t = ParseThresholds("idle_held_min_seconds: 60\nthrottled_min_ratio: 0.5\n");
   ASSERT_TRUE(t.ok()) << t.status().message();
