@@ -22,6 +22,8 @@ packages=(
   # a one-node Slurm (job reports, remediation) and VictoriaMetrics with vmagent and
   # vmalert (the fleet deployments); tests start their own daemons
   slurmctld slurmd slurm-client munge victoria-metrics
+  # shellcheck for the Slurm prolog and epilog (tests/integration/test_slurm_scripts.py)
+  shellcheck
 )
 # kubectl for the kustomize check (tests/integration/test_deploy_static.py):
 # Debian's kubernetes-client (kubectl 1.20, kustomize built in), unless some

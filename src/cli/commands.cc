@@ -11,6 +11,7 @@
 #include "cli/docs_command.h"
 #include "cli/health_command.h"
 #include "cli/query_command.h"
+#include "cli/report_command.h"
 #include "cli/serve.h"
 #include "cli/summary.h"
 #include "cli/top.h"
@@ -34,6 +35,7 @@ constexpr Command kCommands[] = {
   {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
   {"top",      "Live per-GPU and per-process view.",                          RunTop},
   {"baseline", "Per-workload baselines from Prometheus; `baseline rules`.",  RunBaseline},
+  {"report",  "What a job used and wasted: report job|pod|workload|tenants.", RunReport},
   {"docs",    "Generated reference: docs metrics|configuration (Markdown).",  RunDocs},
   {"version", "Version and build information.",                                 RunVersion},
   {"help",    "This list.",                                                     RunHelp},

@@ -71,7 +71,7 @@ Result<double> ParseCommandDuration(std::string_view text) {
     double unit = 1;
     if (i < text.size()) {
       char c = text[i++];
-      unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : 0;
+      unit = c == 's' ? 1 : c == 'm' ? 60 : c == 'h' ? 3600 : c == 'd' ? 86400 : 0;
       if (unit == 0) return bad();
     } else if (start != 0) {
       return bad();  // "1m30" is ambiguous

@@ -41,7 +41,7 @@ bool TakeClientOption(const Option& option, baseline::ClientOptions& client);
 Status UnknownOption(const Option& option, std::string_view command);
 
 // A subcommand's duration flag (health --watch, diagnose --window, top's
-// interval): "300", "300s", "5m", "1h", "1m30s" -> seconds (> 0); a bare
+// interval, report --since): "300", "300s", "5m", "1h", "7d", "1m30s" -> seconds (> 0); a bare
 // number is seconds. Errors name the text. (serve's settings read durations
 // with ParseDuration in settings.h, where a bare number is milliseconds.)
 Result<double> ParseCommandDuration(std::string_view text);

@@ -87,6 +87,12 @@ Status SetAnalysis(const Settings& s, serve::AgentOptions& c) {
   Result<double> price = s.Number("gpu-hour-price");
   if (!price.ok()) return price.status();
   if (*price > 0) c.monitor.gpu_hour_price = *price;
+  Result<double> keep = s.Seconds("jobs-keep-ended");
+  if (!keep.ok()) return keep.status();
+  c.jobs.keep_ended_seconds = *keep;
+  Result<long> max_ended = s.Integer("jobs-max-ended");
+  if (!max_ended.ok()) return max_ended.status();
+  c.jobs.max_ended = static_cast<std::size_t>(*max_ended);
   return Status::Ok();
 }
 

@@ -6,6 +6,7 @@
 
 #include "gpuscope/version.h"
 #include "serve/endpoints.h"
+#include "serve/jobs_endpoints.h"
 #include "serve/web_endpoints.h"
 
 namespace gpuscope::serve {
@@ -42,6 +43,7 @@ Agent::Agent(AgentOptions options)
                                   : collect::Clock(collect::SystemClock)) {
   exporter_ = std::make_unique<Exporter>(MakeExporterOptions(options_), clock_);
   sampler_ = std::make_unique<collect::Sampler>(options_.sampler, clock_);
+  jobs_ = std::make_unique<jobs::Ledger>(options_.jobs);
   // Always on: without -k or a mapping directory it still finds Slurm jobs
   // from the cgroups of the GPUs' processes.
   attribution_ = std::make_unique<attribution::Service>(options_.attribution);
@@ -64,6 +66,8 @@ Agent::Agent(AgentOptions options)
   sampler_->OnPublish([this](const SnapshotPtr& snapshot) {
     UpdateAttributedDevices(*snapshot);
     exporter_->OnSnapshot(snapshot, sampler_->window());
+    // O(devices x holders) under the ledger's own lock: cheap enough for the hook.
+    if (CyclePtr cycle = exporter_->Current()) jobs_->Observe(*cycle->snapshot, *cycle->diagnoses);
     kpi_join_->Wake();
     if (remediator_) OfferRemediation();
   });
@@ -130,6 +134,7 @@ Status Agent::Start() {
                        {std::string(Version()), options_.source,
                         MetricSetName(options_.render.metrics), options_.sampler.fast_interval_s,
                         options_.sampler.window_span_s, options_.render.process_names});
+  RegisterJobsEndpoints(*server_, *jobs_);
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join

@@ -88,6 +88,7 @@ class Agent {
   std::unique_ptr<otlp::Store> otlp_store_;            // application series (outlives the receiver)
   std::unique_ptr<otlp::Receiver> otlp_receiver_;      // null when off
   std::unique_ptr<KpiJoin> kpi_join_;                  // application families, off the cycle
+  std::unique_ptr<jobs::Ledger> jobs_;                 // per-holder usage, /api/v1/jobs
   std::unique_ptr<http::Server> otlp_server_;          // null when off
   std::unique_ptr<attribution::Service> attribution_;  // null when off
   std::vector<std::string> attributed_devices_;        // device keys it was last given

@@ -18,6 +18,7 @@
 #include "export/render.h"
 #include "health/checks.h"
 #include "http/server.h"
+#include "jobs/ledger.h"
 #include "otlp/receiver.h"
 #include "otlp/regression.h"
 #include "otlp/store.h"
@@ -56,6 +57,8 @@ struct AgentOptions {
   // Freezes the clock at this unix time (the simulator's frozen time), so
   // /metrics is byte-identical across runs; durations render as 0.
   std::optional<double> frozen_time;
+  // The job ledger behind /api/v1/jobs and `gpuscope report --agent` (jobs/ledger.h).
+  jobs::LedgerOptions jobs;
 };
 
 }  // namespace gpuscope::serve

@@ -14,7 +14,9 @@ namespace {
 // Bodies this small are sent as they are: gzip would save little.
 constexpr std::size_t kGzipMinBytes = 1024;
 
-http::Response Json(const http::Request& request, std::string body) {
+}  // namespace
+
+http::Response JsonResponse(const http::Request& request, std::string body) {
   http::Response response;
   response.content_type = "application/json";
   response.headers.emplace_back("Cache-Control", "no-store");
@@ -28,6 +30,8 @@ http::Response Json(const http::Request& request, std::string body) {
   response.body = std::make_shared<const std::string>(std::move(body));
   return response;
 }
+
+namespace {
 
 http::Response Error(const Status& status) {
   const int code = status.code() == Status::Code::kUnavailable ? 503 : 400;
@@ -86,20 +90,20 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     Status params = web::CheckParameters(request, {});
     if (!params.ok()) return Error(params);
     CyclePtr cycle = exporter.Current();
-    return cycle ? Json(request, web::GpusJson(cycle->View(), *info)) : NotYet();
+    return cycle ? JsonResponse(request, web::GpusJson(cycle->View(), *info)) : NotYet();
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
     CyclePtr cycle = exporter.Current();
     if (!cycle) return NotYet();
     Result<web::WindowQuery> query = web::ParseWindowQuery(request, *cycle->snapshot);
     if (!query.ok()) return Error(query.status());
-    return Json(request, web::WindowJson(window, *cycle->snapshot, *query, *info));
+    return JsonResponse(request, web::WindowJson(window, *cycle->snapshot, *query, *info));
   });
   server.Handle("/api/v1/health", [&exporter](const http::Request& request) {
     CyclePtr cycle = exporter.Current();
     if (!cycle) return NotYet();
     Result<std::string> body = web::HealthBody(request, cycle->View());
-    return body.ok() ? Json(request, std::move(*body)) : Error(body.status());
+    return body.ok() ? JsonResponse(request, std::move(*body)) : Error(body.status());
   });
   server.Handle("/api/v1/diagnosis", [&exporter](const http::Request& request) {
     CyclePtr cycle = exporter.Current();
@@ -108,7 +112,7 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     Result<std::string> body = web::DiagnosisBody(request, cycle->View(), &text);
     if (!body.ok()) return Error(body.status());
     if (text) return http::Response::Text(200, std::move(*body));
-    return Json(request, std::move(*body));
+    return JsonResponse(request, std::move(*body));
   });
 }
 

@@ -20,6 +20,10 @@
 
 namespace gpuscope::serve {
 
+// A JSON answer, not cached, gzipped when asked and at least 1 KiB (plain if
+// zlib fails); the jobs API answers the same way.
+http::Response JsonResponse(const http::Request& request, std::string body);
+
 // Registers the page, its assets and the API on `server` (before Start).
 void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const Window& window,
                           web::AgentInfo agent);

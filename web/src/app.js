@@ -10,7 +10,7 @@
   const GiB = 1024 ** 3;
   const st = {
     gpus: null, windows: new Map(), since: 0, diagnosis: [], diagnosisAt: 0, health: null,
-    cards: new Map(), detail: null, kpiPrev: new Map(), kpiSeries: new Map(), timer: 0, cycles: 0, tab: "overview", selected: null,
+    cards: new Map(), detail: null, kpiPrev: new Map(), kpiSeries: new Map(), timer: 0, cycles: 0, tab: "overview", selected: null, jobs: null,
   };
   // For the page tests and the benchmark (web/test/page.js).
   window.gpuscopePage = {
@@ -415,22 +415,65 @@
                            "`gpuscope baseline` reports them (docs/baselines.md)."));
   }
 
+  // --- jobs tab: the agent's job ledger (/api/v1/jobs, docs/reports.md) -----------
+  function jobTotals(j) {
+    const t = { held: 0, busy: 0, sm: 0, smKnown: false, energy: 0, idle: 0, throttled: 0, peak: 0 };
+    for (const d of j.devices) {
+      t.held += d.held_seconds; t.busy += d.busy_seconds; t.idle += d.idle_held_seconds;
+      t.throttled += d.throttled_seconds; t.energy += d.energy_joules || 0;
+      if (d.sm_active_seconds != null) { t.sm += d.sm_active_seconds; t.smKnown = true; }
+      t.peak = Math.max(t.peak, d.memory_peak_bytes);
+    }
+    return t;
+  }
+  function renderJobs() {
+    const box = document.getElementById("jobs");
+    if (!st.jobs) return;
+    const head = el("tr", {}, ...["holder", "state", "GPUs", "GPU-hours", "busy %", "SM active %",
+                                  "peak memory GiB", "energy kWh", "idle-held", "throttled",
+                                  "findings"].map((x) => el("th", {}, x)));
+    const table = el("table", {}, head);
+    for (const j of st.jobs) {
+      const t = jobTotals(j);
+      const pct = (v) => (t.held > 0 ? fixed(100 * v / t.held) : "–");
+      const state = j.end == null ? "running"
+                                  : "ended " + new Date(j.end * 1000).toLocaleTimeString();
+      table.append(el("tr", { "data-job": j.kind + ":" + j.id },
+                      el("td", {}, j.kind + " " + j.id), el("td", {}, state),
+                      el("td", {}, j.devices.map((d) => d.gpu + (d.mig_profile ? " (" +
+                                                 d.mig_profile + ")" : "")).join(", ")),
+                      el("td", {}, fixed(t.held / 3600, 2)), el("td", {}, pct(t.busy)),
+                      el("td", {}, t.smKnown ? pct(t.sm) : "–"), el("td", {}, gib(t.peak)),
+                      el("td", {}, fixed(t.energy / 3.6e6, 3)), el("td", {}, duration(t.idle)),
+                      el("td", {}, duration(t.throttled)),
+                      el("td", {}, [...new Set(j.findings.map((f) => kindName(f.kind)))]
+                                     .join(", ") || "–")));
+    }
+    box.replaceChildren(el("p", { class: "note" }, "What each Slurm job, pod and workload used " +
+                           "since this agent first saw it; ended ones are kept for a day. " +
+                           "`gpuscope report job ID --agent URL` prints a job's report with " +
+                           "its notes (docs/reports.md)."),
+                        st.jobs.length ? table : el("p", {}, "No jobs, pods or workloads seen yet."));
+  }
+
   // --- polling -------------------------------------------------------------------
   async function cycle() {
     const now = Date.now() / 1000;
     const wantDiagnosis = now - st.diagnosisAt > 5 || !st.diagnosis.length;
-    const [g, w, diagnosis, health] = await Promise.all([
+    const [g, w, diagnosis, health, jobs] = await Promise.all([
       api("/api/v1/gpus"),
       api("/api/v1/window?gpu=all&metrics=" + WINDOW_METRICS.join(",") +
           (st.since ? "&since=" + st.since : "")),
       wantDiagnosis ? api("/api/v1/diagnosis") : null,
-      st.tab === "health" ? api("/api/v1/health") : null]);
+      st.tab === "health" ? api("/api/v1/health") : null,
+      st.tab === "jobs" ? api("/api/v1/jobs") : null]);
     if (window.gpuscopePage.dataMs == null) window.gpuscopePage.dataMs = performance.now();
     st.gpus = g;
     mergeWindow(w);
     trackKpis(g);
     if (diagnosis) { st.diagnosis = diagnosis.gpus; st.diagnosisAt = now; }
     if (health) st.health = health;
+    if (jobs) st.jobs = jobs.jobs;
     document.getElementById("host").textContent = g.hostname + " · " + g.agent.source +
                                                   " · gpuscope " + g.agent.version;
     render();
@@ -440,6 +483,7 @@
     if (st.tab === "overview") { renderCards(); renderDetail(); }
     if (st.tab === "health") renderHealth();
     if (st.tab === "efficiency") renderEfficiency();
+    if (st.tab === "jobs") renderJobs();
   }
   async function tick() {
     if (st.busy) return;  // one cycle at a time
@@ -472,15 +516,16 @@
   function route() {
     const hash = location.hash.replace(/^#/, "");
     st.selected = hash.startsWith("gpu=") ? hash.slice(4) : null;
-    st.tab = ["health", "efficiency"].includes(hash) ? hash : "overview";
-    for (const id of ["overview", "health", "efficiency"]) {
+    st.tab = ["health", "efficiency", "jobs"].includes(hash) ? hash : "overview";
+    for (const id of ["overview", "health", "efficiency", "jobs"]) {
       document.getElementById(id).hidden = id !== st.tab;
     }
     for (const a of document.querySelectorAll("#tabs a")) {
       a.classList.toggle("active", a.dataset.tab === st.tab);
     }
     if (st.tab !== "overview") dropDetail();
-    if (st.tab === "health" && !st.health) tick(); else render();
+    if ((st.tab === "health" && !st.health) || (st.tab === "jobs" && !st.jobs)) tick();
+    else render();
   }
   window.addEventListener("hashchange", route);
   document.addEventListener("visibilitychange", () => { if (!document.hidden && !st.timer) tick(); });

@@ -2,6 +2,7 @@
 //   node page.js check CONFIG_JSON       the page test (tests/integration/test_web_page.py)
 //   node page.js screenshot CONFIG_JSON  the README screenshot (make screenshot)
 //   node page.js bench CONFIG_JSON       page weight and time to first draw (bench/web_bench.py)
+//   node page.js jobs CONFIG_JSON        the Jobs tab (tests/integration/test_web_jobs.py)
 // CONFIG_JSON: {"url", "user", "password", "control", "artifacts", "out", "chromium"}.
 // Prints one JSON line with the results; exits 1 with a message on a failed check.
 "use strict";
@@ -231,6 +232,23 @@ async function runScreenshot(browser) {
   return { out: cfg.out };
 }
 
+// The Jobs tab: a row per holder of the agent's ledger, running and ended
+// ones, with their GPUs and GPU-hours; cfg.out gets its screenshot.
+async function runJobs(browser) {
+  const { page, errors } = await openPage(browser);
+  await page.goto(cfg.url + "/#jobs", { waitUntil: "load" });
+  const want = cfg.rows || [];
+  const rows = await waitFor("the jobs table's rows " + want.join(", "), async () => {
+    const r = await page.$$eval("#jobs tr[data-job]", (rs) =>
+      rs.map((x) => [x.dataset.job, ...[...x.children].map((c) => c.textContent)]));
+    return want.every((w) => r.some((x) => x[0] === w && (!cfg.ended || x[2] !== "running" ||
+                                                         !cfg.ended.includes(w)))) ? r : null;
+  });
+  check(errors.length === 0, "page errors: " + errors.join("; "));
+  await page.screenshot({ path: cfg.out, fullPage: true });
+  return { rows, out: cfg.out };
+}
+
 // Page weight (bytes of every response of the load) and time to first draw.
 async function runBench(browser) {
   const { page, errors } = await openPage(browser);
@@ -268,8 +286,8 @@ async function runBench(browser) {
 (async () => {
   const browser = await launch();
   try {
-    const run = { check: runCheck, screenshot: runScreenshot, bench: runBench }[mode];
-    check(run, "mode: check, screenshot or bench");
+    const run = { check: runCheck, screenshot: runScreenshot, bench: runBench, jobs: runJobs }[mode];
+    check(run, "mode: check, screenshot, bench or jobs");
     console.log(JSON.stringify(await run(browser)));
   } catch (e) {
     console.error("FAIL: " + e.message);

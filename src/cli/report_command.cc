@@ -1,0 +1,258 @@
+#include "cli/report_command.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "cli/options.h"
+#include "jobs/prom_source.h"
+#include "jobs/report.h"
+#include "jobs/usage_json.h"
+
+namespace gpuscope::cli {
+namespace {
+
+bool IsHolderKind(const std::string& what) {
+  return what == "job" || what == "pod" || what == "workload";
+}
+
+Result<jobs::NoteThresholds> LoadThresholds(const std::string& path) {
+  if (path.empty()) return jobs::NoteThresholds{};
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("--thresholds: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<jobs::NoteThresholds> parsed = jobs::ParseThresholds(text.str());
+  if (!parsed.ok()) return parsed.status().Context(path);
+  return parsed;
+}
+
+// The agent's holders of one kind ("" for every kind).
+Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std::string& kind) {
+  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
+  if (!client.ok()) return client.status();
+  Result<std::string> body =
+      client->Get(kind.empty() ? "/api/v1/jobs" : "/api/v1/jobs?kind=" + kind);
+  if (!body.ok()) return body.status();
+  Result<std::vector<jobs::JobUsage>> jobs = jobs::ParseJobsBody(*body);
+  if (!jobs.ok()) return jobs.status().Context("gpuscope agent at " + args.agent.url);
+  return jobs;
+}
+
+jobs::ReportOptions MakeOptions(const ReportArgs& args, jobs::NoteThresholds thresholds) {
+  return {(args.prometheus ? "prometheus " : "agent ") + args.agent.url, args.gpu_hour_price,
+          thresholds};
+}
+
+// The holder from the agent's ledger; NotFound naming it and the agent.
+Result<jobs::JobUsage> FromAgent(const ReportArgs& args) {
+  Result<std::vector<jobs::JobUsage>> all = FetchJobs(args, args.what);
+  if (!all.ok()) return all.status();
+  auto it = std::find_if(all->begin(), all->end(),
+                         [&](const jobs::JobUsage& u) { return u.id == args.id; });
+  if (it == all->end()) {
+    return Status::NotFound("no " + args.what + " '" + args.id + "' on the gpuscope agent at " +
+                            args.agent.url + " (" + std::to_string(all->size()) + " " + args.what +
+                            (all->size() == 1 ? "" : "s") +
+                            " known; ended ones are kept for --jobs-keep-ended)");
+  }
+  return *it;
+}
+
+// The holder from the series in Prometheus; NotFound naming it and the server.
+Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args,
+                                      std::optional<jobs::WorkloadBaseline>* baseline_out) {
+  const jobs::PromQuery query{args.what, args.id, args.since_seconds, args.scrape_interval_seconds};
+  Result<std::vector<std::string>> queries = jobs::UsageQueries(query);
+  if (!queries.ok()) return queries.status();
+  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
+  if (!client.ok()) return client.status();
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<std::vector<baseline::Sample>> answers;
+  for (const std::string& q : *queries) {
+    Result<std::vector<baseline::Sample>> a = client->Query(q);
+    if (!a.ok()) return a.status();
+    answers.push_back(std::move(*a));
+  }
+  Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, answers, now);
+  if (!usage.ok()) return usage.status().Context("Prometheus at " + args.agent.url);
+  // The workload's baseline, where the shipped baseline rules record one.
+  std::vector<std::vector<baseline::Sample>> learned;
+  for (const std::string& q : jobs::BaselineQueries(*usage)) {
+    Result<std::vector<baseline::Sample>> a = client->Query(q);
+    if (!a.ok()) return a.status();
+    learned.push_back(std::move(*a));
+  }
+  *baseline_out = jobs::BaselineFromAnswers(*usage, learned);
+  return usage;
+}
+
+Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds, Invocation& inv) {
+  std::optional<jobs::WorkloadBaseline> learned;
+  Result<jobs::JobUsage> usage = args.prometheus ? FromPrometheus(args, &learned) : FromAgent(args);
+  if (!usage.ok()) return usage.status();
+  jobs::ReportOptions options = MakeOptions(args, thresholds);
+  options.baseline = learned;
+  jobs::Report report = jobs::BuildReport(*usage, options);
+  *inv.out << (args.json       ? jobs::ReportJson(report)
+               : args.markdown ? jobs::ReportMarkdown(report)
+                               : jobs::ReportTable(report));
+  return Status::Ok();
+}
+
+Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
+                     Invocation& inv) {
+  Result<std::vector<jobs::JobUsage>> all = FetchJobs(args, args.by);
+  if (!all.ok()) return all.status();
+  double latest = 0;  // the agent's clock, not ours: its newest "last seen"
+  for (const jobs::JobUsage& u : *all) {
+    for (const jobs::DeviceUsage& d : u.devices) latest = std::max(latest, d.last_seen);
+  }
+  std::vector<jobs::Report> rows;
+  for (const jobs::JobUsage& u : *all) {
+    if (u.end && *u.end < latest - args.since_seconds) continue;
+    rows.push_back(jobs::BuildReport(u, MakeOptions(args, thresholds)));
+  }
+  *inv.out << (args.json ? jobs::TenantsJson(rows) : jobs::TenantsTable(rows, args.markdown));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
+  ReportArgs out;
+  out.agent.server = "gpuscope agent";
+  out.agent.url_option = "--agent";
+  std::vector<std::string> rest;
+  std::vector<std::string> positional;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const bool flag = args[i].starts_with("-");
+    if (!flag && positional.size() < 2 && (positional.empty() || IsHolderKind(positional[0]))) {
+      positional.push_back(args[i]);
+    } else {
+      rest.push_back(args[i]);
+    }
+  }
+  Status status = ForEachOption(
+      rest, "report",
+      {"--agent", "--prometheus", "--scrape-interval", "--gpu-hour-price", "--thresholds",
+       "--since", "--by", "--ca-file", "--cert-file", "--key-file", "--basic-auth-user",
+       "--basic-auth-password-file"},
+      [&](const Option& o) -> Status {
+        if (o.flag == "-h" || o.flag == "--help") {
+          out.help = true;
+        } else if (o.flag == "--json" && !o.inline_value) {
+          out.json = true;
+        } else if (o.flag == "--markdown" && !o.inline_value) {
+          out.markdown = true;
+        } else if (o.flag == "--agent" || o.flag == "--prometheus") {
+          if (!out.agent.url.empty()) {
+            return Status::InvalidArgument("one source: --agent URL or --prometheus URL");
+          }
+          out.agent.url = o.value;
+          out.prometheus = o.flag == "--prometheus";
+        } else if (o.flag == "--scrape-interval") {
+          Result<double> seconds = ParseCommandDuration(o.value);
+          if (!seconds.ok()) {
+            return Status::InvalidArgument("--scrape-interval: " + seconds.status().message());
+          }
+          out.scrape_interval_seconds = *seconds;
+        } else if (o.flag == "--thresholds") {
+          out.thresholds_file = o.value;
+        } else if (o.flag == "--by") {
+          if (!IsHolderKind(o.value)) {
+            return Status::InvalidArgument("--by: '" + o.value + "' is not job, pod or workload");
+          }
+          out.by = o.value;
+        } else if (o.flag == "--since") {
+          Result<double> seconds = ParseCommandDuration(o.value);
+          if (!seconds.ok())
+            return Status::InvalidArgument("--since: " + seconds.status().message());
+          out.since_seconds = *seconds;
+        } else if (o.flag == "--gpu-hour-price") {
+          char* end = nullptr;
+          const double price = std::strtod(o.value.c_str(), &end);
+          if (o.value.empty() || *end != '\0' || !(price >= 0)) {
+            return Status::InvalidArgument("--gpu-hour-price: expected a number >= 0, got '" +
+                                           o.value + "'");
+          }
+          out.gpu_hour_price = price;
+        } else if (!TakeClientOption(o, out.agent)) {
+          return UnknownOption(o, "report");
+        }
+        return Status::Ok();
+      });
+  if (!status.ok()) return status;
+  if (out.help) return out;
+  if (positional.empty()) {
+    return Status::InvalidArgument(
+        "report: say what to report: job ID, pod NS/NAME, workload "
+        "NAME or tenants (see gpuscope report --help)");
+  }
+  out.what = positional[0];
+  if (IsHolderKind(out.what)) {
+    if (positional.size() < 2) return Status::InvalidArgument("report " + out.what + ": name it");
+    out.id = positional[1];
+  } else if (out.what != "tenants") {
+    return Status::InvalidArgument("report: '" + out.what +
+                                   "' is not job, pod, workload or tenants");
+  }
+  if (out.json && out.markdown) return Status::InvalidArgument("--json or --markdown, not both");
+  if (out.agent.url.empty()) {
+    return Status::InvalidArgument(
+        "report: a source is required: --agent URL (a running gpuscope serve) or "
+        "--prometheus URL");
+  }
+  if (out.prometheus) {
+    out.agent.server = "Prometheus";
+    out.agent.url_option = "--prometheus";
+    if (out.what == "tenants") {
+      return Status::InvalidArgument(
+          "report tenants: from --agent; in Prometheus the tenant rules already record it "
+          "(deploy/prometheus/rules/gpu-tenants.yml, the Tenants dashboard)");
+    }
+  }
+  return out;
+}
+
+std::string ReportUsage() {
+  return "Usage: gpuscope report job ID | pod NS/NAME | workload NAME --agent URL\n"
+         "                       [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]\n"
+         "       gpuscope report tenants --agent URL [--since 7d] [--by workload|job|pod]\n"
+         "       gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]\n"
+         "What a job used, what it wasted and what to ask for next time: GPU-hours, busy and\n"
+         "SM-active share, peak memory, energy, idle-held and throttled time, with notes.\n\n"
+         "  --agent URL            a running `gpuscope serve` (http(s)://host:9400): its job\n"
+         "                         ledger (/api/v1/jobs), kept 24 h after a job ends\n"
+         "  --prometheus URL       a Prometheus-compatible API (Prometheus, VictoriaMetrics)\n"
+         "                         that scrapes the agents: jobs across nodes, long history\n"
+         "  --scrape-interval D    its scrape interval (default 15s): the series' resolution\n"
+         "  --json                 the JSON contract of docs/reports.md\n"
+         "  --markdown             Markdown, for an e-mail or a Slurm AdminComment\n"
+         "  --gpu-hour-price P     price of one GPU-hour: adds the cost\n"
+         "  --thresholds FILE      YAML that overrides the notes' thresholds\n"
+         "                         (deploy/reports/thresholds.yaml lists them)\n"
+         "  --since DURATION       tenants: holders that ended within this; --prometheus: how\n"
+         "                         far back to look (default 7d)\n"
+         "  --by KIND              tenants: one row per workload (default), job or pod\n"
+         "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
+         "  --basic-auth-password-file  TLS and basic auth towards the agent\n";
+}
+
+Status RunReport(Invocation& inv) {
+  Result<ReportArgs> args = ParseReportArgs(inv.args);
+  if (!args.ok()) return args.status();
+  if (args->help) {
+    *inv.out << ReportUsage();
+    return Status::Ok();
+  }
+  Result<jobs::NoteThresholds> thresholds = LoadThresholds(args->thresholds_file);
+  if (!thresholds.ok()) return thresholds.status();
+  return args->what == "tenants" ? ReportTenants(*args, *thresholds, inv)
+                                 : ReportOne(*args, *thresholds, inv);
+}
+
+}  // namespace gpuscope::cli

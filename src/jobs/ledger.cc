@@ -1,0 +1,249 @@
+#include "jobs/ledger.h"
+
+#include <algorithm>
+#include <iterator>
+#include <tuple>
+#include <utility>
+
+#include "analysis/monitor.h"
+
+namespace gpuscope::jobs {
+namespace {
+
+using Key = std::pair<std::string, std::string>;
+
+// Clock reasons that slow a job down (the GPU's own idle, application and
+// display clock settings are not throttling): sw power cap, hw slowdown,
+// sw and hw thermal slowdown, hw power brake.
+constexpr uint64_t kThrottleBits = 0x4 | 0x8 | 0x20 | 0x40 | 0x80;
+
+// The holders' keys one device holder feeds: its job, pod and workload.
+std::vector<Key> KeysOf(const Holder& h) {
+  std::vector<Key> out;
+  if (!h.hpc_job.empty()) out.push_back({"job", h.hpc_job});
+  if (!h.pod.empty()) out.push_back({"pod", h.namespace_name + "/" + h.pod});
+  if (!h.workload.empty()) out.push_back({"workload", h.workload});
+  return out;
+}
+
+std::optional<double> Delta(std::optional<double> now, std::optional<double> before) {
+  if (!now || !before) return std::nullopt;
+  return std::max(0.0, *now - *before);  // a counter that went back (a reset) adds nothing
+}
+
+}  // namespace
+
+Ledger::Ledger(LedgerOptions options) : options_(std::move(options)) {}
+
+void Ledger::Observe(const Snapshot& snapshot,
+                     const std::vector<analysis::GpuDiagnosis>& diagnoses) {
+  std::lock_guard lock(mu_);
+  const double now = snapshot.timestamp;
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    ObserveDevice(snapshot, i, now);
+  }
+  NoteFindings(snapshot, diagnoses, now);
+  EndAndEvict(now);
+}
+
+void Ledger::ObserveDevice(const Snapshot& snapshot, std::size_t slot, double now) {
+  const GpuInfo& info = snapshot.gpus[slot];
+  const GpuSample& s = snapshot.samples[slot];
+  const std::string device = Attribution::DeviceKey(info);
+  Counters current;
+  current.timestamp = now;
+  current.busy = s.Find(Metric::kBusySeconds);
+  current.sm_active = s.Find(Metric::kSmActiveSeconds);
+  current.energy_mj = s.Find(Metric::kEnergyConsumption);
+  for (std::size_t r = 0; r < kClockReasonTable.size(); ++r) {
+    current.throttle[r] = s.Find(kClockReasonTable[r].seconds_metric);
+  }
+  Interval in;
+  auto prev = previous_.find(device);
+  if (prev != previous_.end() && now > prev->second.timestamp) {
+    const Counters& p = prev->second;
+    in.since = p.timestamp;
+    in.dt = std::min(now - p.timestamp, options_.max_gap_seconds);
+    // A capped gap scales the integrals the same way: only dt of it counts.
+    const double scale = in.dt / (now - p.timestamp);
+    auto scaled = [scale](std::optional<double> v) {
+      return v ? std::optional<double>(*v * scale) : std::nullopt;
+    };
+    in.busy = scaled(Delta(current.busy, p.busy));
+    in.sm_active = scaled(Delta(current.sm_active, p.sm_active));
+    if (auto mj = Delta(current.energy_mj, p.energy_mj)) in.energy_joules = *mj / 1000 * scale;
+    for (std::size_t r = 0; r < kClockReasonTable.size(); ++r) {
+      in.reasons[r] = Delta(current.throttle[r], p.throttle[r]).value_or(0) * scale;
+    }
+    if (auto tensor = s.Find(Metric::kTensorActive)) in.tensor_active = *tensor / 100 * in.dt;
+    if (analysis::IsIdleHeldNow(s)) in.idle_held = in.dt;
+    if (auto bits = s.Find(Metric::kClockReasons)) {
+      if (static_cast<uint64_t>(*bits) & kThrottleBits) in.throttled = in.dt;
+    }
+  }
+  in.memory_used = s.Find(Metric::kMemoryUsed).value_or(0);
+  in.memory_total = s.Find(Metric::kMemoryTotal).value_or(0);
+  previous_[device] = current;
+
+  if (!snapshot.attribution) return;
+  const std::vector<Holder>& holders = snapshot.attribution->Of(info);
+  if (holders.empty()) return;
+  // Several holders of one device may feed one key (two pods of a workload):
+  // their shares add up, credited once.
+  std::map<Key, std::pair<double, const Holder*>> shares;
+  const double share = 1.0 / static_cast<double>(holders.size());
+  for (const Holder& h : holders) {
+    for (Key& key : KeysOf(h)) {
+      auto [it, added] = shares.try_emplace(std::move(key), 0.0, &h);
+      it->second.first += share;
+    }
+  }
+  for (const auto& [key, credit] : shares) {
+    Credit(key, *credit.second, credit.first, snapshot, slot, in);
+  }
+}
+
+void Ledger::Credit(const Key& key, const Holder& holder, double share, const Snapshot& snapshot,
+                    std::size_t slot, const Interval& in) {
+  const GpuInfo& info = snapshot.gpus[slot];
+  const double now = snapshot.timestamp;
+  Entry& e = entries_[key];
+  if (e.usage.kind.empty()) {  // new
+    e.usage.kind = key.first;
+    e.usage.id = key.second;
+    e.usage.start = now;
+    running_.insert(key);
+  }
+  e.usage.namespace_name = holder.namespace_name;
+  e.usage.workload = holder.workload;
+  e.usage.hpc_job = holder.hpc_job;
+  if (e.ended) {  // back
+    e.ended = false;
+    e.usage.end.reset();
+    --ended_;
+    running_.insert(key);
+  }
+  e.last_seen = now;
+  const std::string device = Attribution::DeviceKey(info);
+  auto it = std::find_if(e.devices.begin(), e.devices.end(),
+                         [&](const DeviceUsage& d) { return d.device_key == device; });
+  const bool added = it == e.devices.end();
+  if (added) {
+    DeviceUsage fresh;
+    fresh.device_key = device;
+    fresh.uuid = info.uuid;
+    fresh.gpu = info.index;
+    fresh.mig_profile = info.mig_profile;
+    fresh.first_seen = now;
+    e.devices.push_back(std::move(fresh));
+    it = std::prev(e.devices.end());
+  }
+  DeviceUsage& d = *it;
+  d.hostname = snapshot.system.hostname;
+  d.memory_peak_bytes = std::max(d.memory_peak_bytes, in.memory_used);
+  if (in.memory_total > 0) d.memory_total_bytes = in.memory_total;
+  // Held at both ends of the interval: the whole interval is the holder's.
+  const bool counts = !added && in.dt > 0 && d.last_seen == in.since;
+  d.last_seen = now;
+  if (!counts) return;
+  d.held_seconds += share * in.dt;
+  d.idle_held_seconds += share * in.idle_held;
+  d.throttled_seconds += share * in.throttled;
+  if (in.busy) d.busy_seconds += share * *in.busy;
+  if (in.sm_active) d.sm_active_seconds += share * *in.sm_active, d.sm_active_known = true;
+  if (in.tensor_active) d.tensor_active_seconds += share * *in.tensor_active, d.tensor_known = true;
+  if (in.energy_joules) d.energy_joules += share * *in.energy_joules, d.energy_known = true;
+  for (std::size_t r = 0; r < kClockReasonTable.size(); ++r) {
+    if (in.reasons[r] > 0) {
+      d.throttle_reason_seconds[std::string(kClockReasonTable[r].label)] += share * in.reasons[r];
+    }
+  }
+}
+
+void Ledger::NoteFindings(const Snapshot& snapshot,
+                          const std::vector<analysis::GpuDiagnosis>& diagnoses, double now) {
+  if (!snapshot.attribution) return;
+  for (const analysis::GpuDiagnosis& d : diagnoses) {
+    if (d.findings.empty() || d.slot >= snapshot.gpus.size()) continue;
+    const GpuInfo& info = snapshot.gpus[d.slot];
+    const std::string device = Attribution::DeviceKey(info);
+    for (const Holder& h : snapshot.attribution->Of(info)) {
+      for (const Key& key : KeysOf(h)) {
+        auto entry = entries_.find(key);
+        if (entry == entries_.end()) continue;
+        for (const analysis::Finding& f : d.findings) {
+          const std::string kind(analysis::KindName(f.kind));
+          auto [it, added] = entry->second.findings.try_emplace({kind, device});
+          if (added) it->second = {kind, device, now, now};
+          it->second.last = now;
+        }
+      }
+    }
+  }
+}
+
+void Ledger::EndAndEvict(double now) {
+  for (auto key = running_.begin(); key != running_.end();) {
+    Entry& e = entries_.at(*key);
+    if (e.last_seen == now) {
+      ++key;
+      continue;
+    }
+    e.ended = true;
+    e.usage.end = e.last_seen;
+    ++ended_;
+    ended_order_.push_back({e.last_seen, *key});
+    key = running_.erase(key);
+  }
+  // Oldest ended first; an entry that came back (or ended again later) is
+  // skipped here and found again under its newer end.
+  while (!ended_order_.empty() &&
+         (ended_ > options_.max_ended ||
+          ended_order_.front().first < now - options_.keep_ended_seconds)) {
+    auto [end, key] = ended_order_.front();
+    ended_order_.pop_front();
+    auto it = entries_.find(key);
+    if (it == entries_.end() || !it->second.ended || it->second.usage.end != end) continue;
+    entries_.erase(it);
+    --ended_;
+  }
+}
+
+JobUsage Ledger::Assemble(const Entry& e) {
+  JobUsage out = e.usage;
+  out.devices = e.devices;
+  // As people read them: by host, then GPU index (a MIG instance after its parent's index).
+  std::stable_sort(out.devices.begin(), out.devices.end(),
+                   [](const DeviceUsage& a, const DeviceUsage& b) {
+                     return std::tie(a.hostname, a.gpu) < std::tie(b.hostname, b.gpu);
+                   });
+  for (const auto& [key, f] : e.findings) out.findings.push_back(f);
+  return out;
+}
+
+std::vector<JobUsage> Ledger::List(const std::string& kind) const {
+  std::lock_guard lock(mu_);
+  std::vector<JobUsage> out;
+  for (const auto& [key, e] : entries_) {
+    if (kind.empty() || key.first == kind) out.push_back(Assemble(e));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const JobUsage& a, const JobUsage& b) {
+    if (a.end.has_value() != b.end.has_value()) return !a.end.has_value();
+    return a.start < b.start;
+  });
+  return out;
+}
+
+std::optional<JobUsage> Ledger::Find(const std::string& kind, const std::string& id) const {
+  std::lock_guard lock(mu_);
+  auto it = entries_.find({kind, id});
+  if (it == entries_.end()) return std::nullopt;
+  return Assemble(it->second);
+}
+
+std::size_t Ledger::ended_count() const {
+  std::lock_guard lock(mu_);
+  return ended_;
+}
+
+}  // namespace gpuscope::jobs

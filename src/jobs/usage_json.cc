@@ -1,0 +1,150 @@
+#include "jobs/usage_json.h"
+
+#include <utility>
+
+namespace gpuscope::jobs {
+namespace {
+
+using nlohmann::json;
+
+json DeviceToJson(const DeviceUsage& d) {
+  json out = {{"device_key", d.device_key},
+              {"uuid", d.uuid},
+              {"gpu", d.gpu},
+              {"hostname", d.hostname},
+              {"mig_profile", d.mig_profile},
+              {"held_seconds", d.held_seconds},
+              {"busy_seconds", d.busy_seconds},
+              {"idle_held_seconds", d.idle_held_seconds},
+              {"throttled_seconds", d.throttled_seconds},
+              {"throttle_reason_seconds", d.throttle_reason_seconds},
+              {"memory_peak_bytes", d.memory_peak_bytes},
+              {"memory_total_bytes", d.memory_total_bytes},
+              {"first_seen", d.first_seen},
+              {"last_seen", d.last_seen}};
+  // Absent, never 0, when the GPU cannot tell (no GPM, no energy counter).
+  out["sm_active_seconds"] = d.sm_active_known ? json(d.sm_active_seconds) : json(nullptr);
+  out["tensor_active_seconds"] = d.tensor_known ? json(d.tensor_active_seconds) : json(nullptr);
+  out["energy_joules"] = d.energy_known ? json(d.energy_joules) : json(nullptr);
+  return out;
+}
+
+// Reads json[key] into `out`; false (and a message in `error`) when absent or mistyped.
+template <typename T>
+bool Take(const json& j, const char* key, T& out, std::string& error) {
+  auto it = j.find(key);
+  if (it == j.end()) {
+    error = std::string("missing \"") + key + "\"";
+    return false;
+  }
+  try {
+    it->get_to(out);
+  } catch (const json::exception&) {
+    error = std::string("\"") + key + "\" has the wrong type";
+    return false;
+  }
+  return true;
+}
+
+// A nullable number: `known` false on null.
+bool TakeOptional(const json& j, const char* key, double& out, bool& known, std::string& error) {
+  auto it = j.find(key);
+  if (it != j.end() && it->is_null()) {
+    known = false;
+    return true;
+  }
+  known = true;
+  return Take(j, key, out, error);
+}
+
+Result<DeviceUsage> DeviceFromJson(const json& j) {
+  DeviceUsage d;
+  std::string e;
+  bool ok = Take(j, "device_key", d.device_key, e) && Take(j, "uuid", d.uuid, e) &&
+            Take(j, "gpu", d.gpu, e) && Take(j, "hostname", d.hostname, e) &&
+            Take(j, "mig_profile", d.mig_profile, e) &&
+            Take(j, "held_seconds", d.held_seconds, e) &&
+            Take(j, "busy_seconds", d.busy_seconds, e) &&
+            Take(j, "idle_held_seconds", d.idle_held_seconds, e) &&
+            Take(j, "throttled_seconds", d.throttled_seconds, e) &&
+            Take(j, "throttle_reason_seconds", d.throttle_reason_seconds, e) &&
+            Take(j, "memory_peak_bytes", d.memory_peak_bytes, e) &&
+            Take(j, "memory_total_bytes", d.memory_total_bytes, e) &&
+            Take(j, "first_seen", d.first_seen, e) && Take(j, "last_seen", d.last_seen, e) &&
+            TakeOptional(j, "sm_active_seconds", d.sm_active_seconds, d.sm_active_known, e) &&
+            TakeOptional(j, "tensor_active_seconds", d.tensor_active_seconds, d.tensor_known, e) &&
+            TakeOptional(j, "energy_joules", d.energy_joules, d.energy_known, e);
+  if (!ok) return Status::InvalidArgument("device: " + e);
+  return d;
+}
+
+}  // namespace
+
+json UsageToJson(const JobUsage& u) {
+  json devices = json::array();
+  for (const DeviceUsage& d : u.devices) devices.push_back(DeviceToJson(d));
+  json findings = json::array();
+  for (const FindingSeen& f : u.findings) {
+    findings.push_back(
+        {{"kind", f.kind}, {"device_key", f.device_key}, {"first", f.first}, {"last", f.last}});
+  }
+  return {{"kind", u.kind},
+          {"id", u.id},
+          {"namespace", u.namespace_name},
+          {"workload", u.workload},
+          {"hpc_job", u.hpc_job},
+          {"start", u.start},
+          {"end", u.end ? json(*u.end) : json(nullptr)},
+          {"devices", std::move(devices)},
+          {"findings", std::move(findings)}};
+}
+
+Result<JobUsage> UsageFromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a job is not a JSON object");
+  JobUsage u;
+  std::string e;
+  bool ok = Take(j, "kind", u.kind, e) && Take(j, "id", u.id, e) &&
+            Take(j, "namespace", u.namespace_name, e) && Take(j, "workload", u.workload, e) &&
+            Take(j, "hpc_job", u.hpc_job, e) && Take(j, "start", u.start, e);
+  if (!ok) return Status::InvalidArgument("job: " + e);
+  if (auto end = j.find("end"); end != j.end() && !end->is_null()) {
+    if (!end->is_number()) return Status::InvalidArgument("job: \"end\" has the wrong type");
+    u.end = end->get<double>();
+  }
+  for (const json& d : j.value("devices", json::array())) {
+    Result<DeviceUsage> device = DeviceFromJson(d);
+    if (!device.ok()) return device.status();
+    u.devices.push_back(std::move(*device));
+  }
+  for (const json& f : j.value("findings", json::array())) {
+    FindingSeen seen;
+    if (!(Take(f, "kind", seen.kind, e) && Take(f, "device_key", seen.device_key, e) &&
+          Take(f, "first", seen.first, e) && Take(f, "last", seen.last, e))) {
+      return Status::InvalidArgument("finding: " + e);
+    }
+    u.findings.push_back(std::move(seen));
+  }
+  return u;
+}
+
+std::string JobsBody(const std::vector<JobUsage>& jobs) {
+  json list = json::array();
+  for (const JobUsage& u : jobs) list.push_back(UsageToJson(u));
+  return json{{"jobs", std::move(list)}}.dump() + "\n";
+}
+
+Result<std::vector<JobUsage>> ParseJobsBody(const std::string& body) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) {
+    return Status::InvalidArgument("not a /api/v1/jobs answer (expected {\"jobs\": [...]})");
+  }
+  std::vector<JobUsage> out;
+  for (const json& item : j["jobs"]) {
+    Result<JobUsage> u = UsageFromJson(item);
+    if (!u.ok()) return u.status();
+    out.push_back(std::move(*u));
+  }
+  return out;
+}
+
+}  // namespace gpuscope::jobs

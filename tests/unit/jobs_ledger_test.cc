@@ -1,0 +1,229 @@
+// The job ledger (jobs/ledger.h): exact per-holder accounting between cycles.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "gpuscope/attribution.h"
+#include "jobs/ledger.h"
+
+namespace gpuscope::jobs {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+Holder Job(const std::string& id) {
+  Holder h;
+  h.hpc_job = id;
+  h.workload = "train";
+  return h;
+}
+
+Holder Pod(const std::string& pod) {
+  Holder h;
+  h.namespace_name = "ml";
+  h.pod = pod;
+  h.container = "c";
+  h.workload = "serve";
+  return h;
+}
+
+// One GPU's sample: counters as the sampler integrates them.
+struct Reading {
+  double busy = 0, sm = 0, energy_mj = 0, util = 100, memory_used = 10 * kGiB;
+  double clock_reasons = 0, hw_thermal_seconds = 0;
+  bool held_process = true;
+};
+
+GpuSample Sample(const Reading& r) {
+  GpuSample s;
+  s.Set(Metric::kBusySeconds, r.busy);
+  s.Set(Metric::kSmActiveSeconds, r.sm);
+  s.Set(Metric::kEnergyConsumption, r.energy_mj);
+  s.Set(Metric::kGpuUtil, r.util);
+  s.Set(Metric::kMemoryUsed, r.memory_used);
+  s.Set(Metric::kMemoryTotal, 80 * kGiB);
+  s.Set(Metric::kClockReasons, r.clock_reasons);
+  s.Set(Metric::kThrottleHwThermal, r.hw_thermal_seconds);
+  if (r.held_process) {
+    ProcessInfo p;
+    p.pid = 7;
+    p.used_memory_bytes = static_cast<uint64_t>(r.memory_used);
+    s.processes.push_back(p);
+  }
+  return s;
+}
+
+// A snapshot at `t` of GPUs GPU-0.. with these readings and holders.
+Snapshot At(double t, const std::vector<Reading>& readings,
+            const std::vector<std::vector<Holder>>& holders) {
+  Snapshot snap;
+  snap.timestamp = t;
+  snap.system.hostname = "node1";
+  auto attribution = std::make_shared<Attribution>();
+  for (std::size_t i = 0; i < readings.size(); ++i) {
+    GpuInfo info;
+    info.index = static_cast<unsigned>(i);
+    info.uuid = "GPU-" + std::to_string(i);
+    snap.gpus.push_back(info);
+    snap.samples.push_back(Sample(readings[i]));
+    if (i < holders.size() && !holders[i].empty()) attribution->holders[info.uuid] = holders[i];
+  }
+  snap.attribution = attribution;
+  return snap;
+}
+
+TEST(Ledger, ExclusiveJobIntegratesCounterDeltasBetweenCycles) {
+  Ledger ledger;
+  const std::vector<std::vector<Holder>> held = {{Job("42")}, {Job("42")}};
+  ledger.Observe(At(100, {{0, 0, 0}, {0, 0, 0}}, held), {});
+  ledger.Observe(At(101, {{1, 0.5, 300000}, {0.5, 0.25, 100000}}, held), {});
+  ledger.Observe(At(103, {{3, 1.5, 900000}, {1.5, 0.75, 300000}}, held), {});
+  auto job = ledger.Find("job", "42");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->start, 100);
+  EXPECT_FALSE(job->end);
+  ASSERT_EQ(job->devices.size(), 2u);
+  const DeviceUsage& d0 = job->devices[0];
+  EXPECT_EQ(d0.uuid, "GPU-0");
+  EXPECT_EQ(d0.hostname, "node1");
+  EXPECT_DOUBLE_EQ(d0.held_seconds, 3);
+  EXPECT_DOUBLE_EQ(d0.busy_seconds, 3);
+  EXPECT_DOUBLE_EQ(d0.sm_active_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(d0.energy_joules, 900);
+  EXPECT_DOUBLE_EQ(job->devices[1].busy_seconds, 1.5);
+  EXPECT_DOUBLE_EQ(d0.idle_held_seconds, 0);
+  // The same holder also feeds its workload.
+  auto workload = ledger.Find("workload", "train");
+  ASSERT_TRUE(workload);
+  EXPECT_DOUBLE_EQ(workload->devices[0].held_seconds, 3);
+}
+
+TEST(Ledger, SharedGpuSplitsEvenlyBetweenHolders) {
+  Ledger ledger;
+  const std::vector<std::vector<Holder>> held = {{Pod("a"), Pod("b")}};
+  ledger.Observe(At(10, {{0, 0, 0}}, held), {});
+  ledger.Observe(At(14, {{4, 2, 400000}}, held), {});
+  auto a = ledger.Find("pod", "ml/a");
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(a && b);
+  EXPECT_DOUBLE_EQ(a->devices[0].held_seconds, 2);
+  EXPECT_DOUBLE_EQ(b->devices[0].energy_joules, 200);
+  // Both pods are one workload: its shares add up to the whole GPU.
+  auto workload = ledger.Find("workload", "serve");
+  ASSERT_TRUE(workload);
+  EXPECT_DOUBLE_EQ(workload->devices[0].held_seconds, 4);
+  EXPECT_DOUBLE_EQ(workload->devices[0].busy_seconds, 4);
+}
+
+TEST(Ledger, CountsOnlyIntervalsHeldAtBothEnds) {
+  Ledger ledger;
+  ledger.Observe(At(0, {{0}}, {{}}), {});
+  ledger.Observe(At(5, {{5}}, {{Job("7")}}), {});  // appears: nothing counted yet
+  ledger.Observe(At(6, {{6}}, {{Job("7")}}), {});
+  auto job = ledger.Find("job", "7");
+  ASSERT_TRUE(job);
+  EXPECT_EQ(job->start, 5);
+  EXPECT_DOUBLE_EQ(job->devices[0].held_seconds, 1);
+  EXPECT_DOUBLE_EQ(job->devices[0].busy_seconds, 1);
+}
+
+TEST(Ledger, IdleHeldAndThrottledJudgedAtTheIntervalEnd) {
+  Ledger ledger;
+  const std::vector<std::vector<Holder>> held = {{Job("9")}};
+  Reading idle{0, 0, 0, /*util=*/0, /*memory=*/2 * kGiB};
+  ledger.Observe(At(0, {idle}, held), {});
+  ledger.Observe(At(2, {idle}, held), {});
+  Reading hot{2, 2, 0, 100, 2 * kGiB, /*reasons=*/0x40, /*hw thermal s=*/1.5};
+  ledger.Observe(At(3, {hot}, held), {});
+  auto job = ledger.Find("job", "9");
+  ASSERT_TRUE(job);
+  const DeviceUsage& d = job->devices[0];
+  EXPECT_DOUBLE_EQ(d.idle_held_seconds, 2);
+  EXPECT_DOUBLE_EQ(d.throttled_seconds, 1);
+  EXPECT_DOUBLE_EQ(d.throttle_reason_seconds.at("hw_thermal_slowdown"), 1.5);
+}
+
+TEST(Ledger, LongGapsCountOnlyMaxGap) {
+  Ledger ledger({.max_gap_seconds = 10});
+  const std::vector<std::vector<Holder>> held = {{Job("1")}};
+  ledger.Observe(At(0, {{0, 0, 0}}, held), {});
+  ledger.Observe(At(100, {{100, 0, 1e6}}, held), {});
+  auto job = ledger.Find("job", "1");
+  EXPECT_DOUBLE_EQ(job->devices[0].held_seconds, 10);
+  EXPECT_DOUBLE_EQ(job->devices[0].busy_seconds, 10);
+  EXPECT_DOUBLE_EQ(job->devices[0].energy_joules, 100);
+}
+
+TEST(Ledger, EndedHoldersAreKeptBoundedInCountAndTime) {
+  Ledger ledger({.keep_ended_seconds = 100, .max_ended = 2});
+  for (int j = 0; j < 4; ++j) {
+    ledger.Observe(At(j * 10, {{}}, {{Job(std::to_string(j))}}), {});
+  }
+  ledger.Observe(At(40, {{}}, {{}}), {});
+  // Jobs 0..3 ended; at most 2 kept, the newest.
+  EXPECT_FALSE(ledger.Find("job", "0"));
+  EXPECT_FALSE(ledger.Find("job", "1"));
+  auto last = ledger.Find("job", "3");
+  ASSERT_TRUE(last);
+  ASSERT_TRUE(last->end);
+  EXPECT_EQ(*last->end, 30);
+  EXPECT_EQ(ledger.ended_count(), 2u);
+  ledger.Observe(At(200, {{}}, {{}}), {});  // past keep_ended_seconds
+  EXPECT_FALSE(ledger.Find("job", "3"));
+  EXPECT_TRUE(ledger.List().empty());
+}
+
+TEST(Ledger, HolderThatComesBackRunsAgain) {
+  Ledger ledger;
+  ledger.Observe(At(0, {{}}, {{Job("5")}}), {});
+  ledger.Observe(At(1, {{}}, {{}}), {});
+  ASSERT_TRUE(ledger.Find("job", "5")->end);
+  ledger.Observe(At(2, {{}}, {{Job("5")}}), {});
+  EXPECT_FALSE(ledger.Find("job", "5")->end);
+  EXPECT_EQ(ledger.ended_count(), 0u);
+  EXPECT_EQ(ledger.List("job").size(), 1u);
+  EXPECT_TRUE(ledger.List("pod").empty());
+}
+
+TEST(Ledger, MigInstanceIsItsOwnDevice) {
+  Ledger ledger;
+  Snapshot a = At(0, {{0}, {0}}, {});
+  Snapshot b = At(2, {{2}, {1}}, {});
+  for (Snapshot* s : {&a, &b}) {
+    // GPU-0 split: two MIG instances of one board, job 8 on instance 1 only.
+    for (unsigned i = 0; i < 2; ++i) {
+      s->gpus[i].uuid = "GPU-0";
+      s->gpus[i].gpu_instance_id = i + 1;
+      s->gpus[i].mig_profile = i == 0 ? "1g.10gb" : "3g.40gb";
+    }
+    auto attribution = std::make_shared<Attribution>();
+    attribution->holders["GPU-0/1"] = {Job("8")};
+    s->attribution = attribution;
+  }
+  ledger.Observe(a, {});
+  ledger.Observe(b, {});
+  auto job = ledger.Find("job", "8");
+  ASSERT_TRUE(job);
+  ASSERT_EQ(job->devices.size(), 1u);
+  EXPECT_EQ(job->devices[0].device_key, "GPU-0/1");
+  EXPECT_EQ(job->devices[0].mig_profile, "1g.10gb");
+  EXPECT_DOUBLE_EQ(job->devices[0].busy_seconds, 2);  // its own integral, not the sibling's
+}
+
+TEST(Ledger, FindingsKeepFirstAndLastSeen) {
+  Ledger ledger;
+  analysis::GpuDiagnosis d;
+  d.slot = 0;
+  d.findings.push_back({});
+  d.findings.back().kind = analysis::FindingKind::kIdleHeld;
+  ledger.Observe(At(10, {{}}, {{Job("3")}}), {d});
+  ledger.Observe(At(20, {{}}, {{Job("3")}}), {d});
+  auto job = ledger.Find("job", "3");
+  ASSERT_EQ(job->findings.size(), 1u);
+  EXPECT_EQ(job->findings[0].kind, "idle_held");
+  EXPECT_EQ(job->findings[0].first, 10);
+  EXPECT_EQ(job->findings[0].last, 20);
+}
+
+}  // namespace
+}  // namespace gpuscope::jobs
