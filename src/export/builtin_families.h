@@ -334,6 +334,17 @@ inline constexpr BuiltinFamily kKpiChange{
     FamilyGroup::kDiagnosis,
     LabelBase::kNative};
 
+// --attribution-labels info: who holds each device, instead of holder labels
+// on every series (render.h).
+inline constexpr BuiltinFamily kGpuHolderInfo{
+    "gpuscope_gpu_holder_info",
+    "One holder of the GPU (pod, Slurm job, workload) with --attribution-labels info; join on "
+    "uuid. The value is always 1.",
+    FamilyType::kInfo,
+    "namespace, pod, container, hpc_job, workload",
+    FamilyGroup::kGpu,
+    LabelBase::kNative};
+
 // In the order the Renderer writes them (first three before the catalog rows).
 inline constexpr std::array<const BuiltinFamily*, 3> kLeadingBuiltins = {&kGpuInfo, &kGpuLost,
                                                                          &kLastSample};
@@ -341,7 +352,7 @@ inline constexpr std::array<const BuiltinFamily*, 3> kTrailingBuiltins = {
     &kLinkActive, &kLinkErrors, &kXidErrors};
 
 // Every registered family, in documentation order.
-inline constexpr std::array<const BuiltinFamily*, 38> kRegistry = {&kGpuInfo,
+inline constexpr std::array<const BuiltinFamily*, 39> kRegistry = {&kGpuInfo,
                                                                    &kGpuLost,
                                                                    &kLastSample,
                                                                    &kLinkActive,
@@ -378,7 +389,8 @@ inline constexpr std::array<const BuiltinFamily*, 38> kRegistry = {&kGpuInfo,
                                                                    &kOtlpRequests,
                                                                    &kAppSeriesOmitted,
                                                                    &kKpiRegression,
-                                                                   &kKpiChange};
+                                                                   &kKpiChange,
+                                                                   &kGpuHolderInfo};
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.
