@@ -161,16 +161,27 @@ class Fleet:
         self.agents = {}  # name -> (Popen, port)
         self.jobs_dirs = {}
         self.mode = {n: ("series" if i % 2 == 0 else "info") for i, n in enumerate(self.names)}
-        self.ports = {p: free_port() for p in ("vm", "vmagent", "vmalert", "am")}
+        self.ports, self.vm, self.vmalert, self.env = {}, None, None, None
+        self.bad = None
+        self.prom_agent = None
+
+    def pick_pipeline_ports(self):
+        """After the agents bound theirs: a port picked earlier could be taken
+        by an agent before the pipeline binds it."""
+        taken = {port for _, port in self.agents.values()}
+        while True:
+            self.ports = {p: free_port() for p in ("vm", "vmagent", "vmalert", "am")}
+            ports = list(self.ports.values()) + [self.ports["vmagent"] + 1]
+            if len(set(ports)) == len(ports) and not taken & set(ports):
+                break
         self.vm = f"http://127.0.0.1:{self.ports['vm']}"
         self.vmalert = f"http://127.0.0.1:{self.ports['vmalert']}"
+        tmp = self.tmp
         self.env = dict(os.environ, FLEET_DIR=os.path.join(tmp, "pipeline"),
                         TARGETS=os.path.join(tmp, "targets"), RULES=os.path.join(tmp, "rules", "*.yml"),
                         VMAGENTS="2", SCRAPE=f"{SCRAPE_S}s", VM_PORT=str(self.ports["vm"]),
                         VMAGENT_PORT=str(self.ports["vmagent"]),
                         VMALERT_PORT=str(self.ports["vmalert"]), AM_PORT=str(self.ports["am"]))
-        self.bad = None
-        self.prom_agent = None
 
     def scenario(self, name):
         rel = TRAINING.get(name) or FAULTY.get(name) or "training-8xh100.yaml"
@@ -263,6 +274,7 @@ class Fleet:
         self.write_rules()
         log(f"starting {len(self.names)} agents")
         self.start_agents()
+        self.pick_pipeline_ports()
         self.bad = BadTargets(self.agents[SKEWED][1])
         self.bad.start()
         self.write_targets()
@@ -272,7 +284,8 @@ class Fleet:
         wait_for("vmalert", lambda: ok(self.vmalert + "/health"), 60)
 
     def stop(self):
-        subprocess.run([RUN_LOCAL, "stop"], env=self.env)
+        if self.env:
+            subprocess.run([RUN_LOCAL, "stop"], env=self.env)
         if self.prom_agent and self.prom_agent.poll() is None:
             self.prom_agent.terminate()
             self.prom_agent.wait(10)
@@ -355,7 +368,7 @@ def measure_load(fleet, seconds=60):
 
 def rule_failures(fleet):
     failures, groups, rules = [], 0, 0
-    data = get_json(fleet.vmalert + "/api/v1/rules")["data"]["groups"]
+    data = get_json(fleet.vmalert + "/api/v1/rules")["data"]["groups"] or []
     for group in data:
         groups += 1
         for rule in group.get("rules", []):
@@ -378,7 +391,7 @@ def rule_eval_seconds(fleet):
 
 
 def firing(fleet):
-    alerts = get_json(fleet.vmalert + "/api/v1/alerts")["data"]["alerts"]
+    alerts = get_json(fleet.vmalert + "/api/v1/alerts")["data"]["alerts"] or []
     return [a for a in alerts if a.get("state") == "firing"]
 
 
