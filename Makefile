@@ -12,7 +12,7 @@ export CCACHE_NOHASHDIR := 1
 # The project's own builds treat warnings as errors; a plain cmake does not.
 WERROR := -DGPUSCOPE_WERROR=ON
 
-.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean screenshot stage deb
+.PHONY: all setup build asan run serve test test-release test-asan tsan test-tsan format format-check bench dist clean screenshot stage deb fleet
 
 all: build
 
@@ -68,6 +68,14 @@ format-check:
 
 bench: setup build
 	scripts/bench.sh $(RELEASE)
+
+# The fleet at scale (minutes, so not in `make test`): FLEET_NODES simulated
+# 8-GPU nodes through sharded vmagents into VictoriaMetrics with vmalert
+# (tests/fleet/test_fleet_scale.py); the figures land in fleet-results.json.
+FLEET_NODES ?= 200
+fleet: setup build
+	GPUSCOPE_BUILD_DIR=$(CURDIR)/$(RELEASE) python3 tests/fleet/test_fleet_scale.py \
+		--nodes $(FLEET_NODES) --out $(RELEASE)/fleet-results.json
 
 # A self-contained copy (dist/gpuscope: the binary, its libraries in lib/, the
 # simulator) for hosts that install nothing; scripts/real_gpu_check.sh runs it

@@ -26,13 +26,28 @@ std::string Indent(const std::string& text, int spaces) {
 // `expr: |` block at rule indentation.
 std::string Expr(const std::string& promql) { return "        expr: |\n" + Indent(promql, 10); }
 
+// One value per GPU (a shared GPU's copies folded), then one per holder with
+// its attribution and the GPU's model. The holders come from
+// gpuscope_gpu_holder_info (--attribution-labels info) or, in series mode,
+// from the labels of gpuscope_gpu_info, so the rules read either mode.
 std::string PerGpuAggregate(const Signal& s) {
   return fmt::format(
       "avg by ({}) (\n"
-      "  ({})\n"
-      "  * on (instance, gpu, uuid) group_left (model)\n"
-      "  max by (instance, gpu, uuid, model) (\n"
-      "    label_replace(gpuscope_gpu_info, \"model\", \"$1\", \"name\", \"(.+)\")\n"
+      "  max by (instance, gpu, uuid) ({})\n"
+      "  * on (instance, gpu, uuid) group_right ()\n"
+      "  (\n"
+      "    group by (instance, gpu, uuid, namespace, pod, container, hpc_job, workload) (\n"
+      "      gpuscope_gpu_holder_info{{workload!=\"\",gpu_instance=\"\"}}\n"
+      "        or\n"
+      "      (\n"
+      "        gpuscope_gpu_info{{workload!=\"\",gpu_instance=\"\"}}\n"
+      "          unless on (instance, gpu, uuid) gpuscope_gpu_holder_info\n"
+      "      )\n"
+      "    )\n"
+      "    * on (instance, gpu, uuid) group_left (model)\n"
+      "    max by (instance, gpu, uuid, model) (\n"
+      "      label_replace(gpuscope_gpu_info, \"model\", \"$1\", \"name\", \"(.+)\")\n"
+      "    )\n"
       "  )\n"
       ")",
       kKeyLabels, s.per_gpu);
@@ -143,7 +158,9 @@ std::string Annotations(const RuleOptions& o, const Signal& s) {
       "{{ $labels.hpc_job }}){{ end }}";
   const std::string gpus =
       "{{ range $i, $s := printf `count by (instance, gpu) "
-      "(gpuscope_gpu_info{namespace=\"%s\",workload=\"%s\",hpc_job=\"%s\",name=\"%s\"})` "
+      "({__name__=~\"gpuscope_gpu_info|gpuscope_gpu_holder_info\",namespace=\"%s\","
+      "workload=\"%s\",hpc_job=\"%s\"} * on (instance, gpu, uuid) group_left () "
+      "max by (instance, gpu, uuid) (gpuscope_gpu_info{name=\"%s\"}))` "
       "$labels.namespace $labels.workload $labels.hpc_job $labels.model | query }}"
       "{{ if $i }}, {{ end }}{{ $s.Labels.instance }} GPU {{ $s.Labels.gpu }}{{ end }}";
   const int w = o.window_days;

@@ -7,9 +7,9 @@
 namespace gpuscope::baseline {
 namespace {
 
-// Whole GPUs held by a workload (a MIG slice's share of its board is not
-// baselined yet; docs/baselines.md).
-constexpr std::string_view kSel = R"(workload!="",gpu_instance="")";
+// Whole GPUs (a MIG slice's share of its board is not baselined yet;
+// docs/baselines.md); the rules keep those a workload holds (rules.cc).
+constexpr std::string_view kSel = R"(gpu_instance="")";
 // Throttle reasons that cost throughput (idle and settings reasons are not).
 constexpr std::string_view kThrottleReasons =
     "sw_power_cap|hw_slowdown|sw_thermal_slowdown|hw_thermal_slowdown|hw_power_brake_slowdown";

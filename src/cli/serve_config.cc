@@ -122,6 +122,13 @@ Status SetAttribution(const Settings& s, serve::AgentOptions& c) {
   Result<double> refresh = s.Seconds("attribution-refresh");  // range checked by the table
   if (!refresh.ok()) return refresh.status();
   a.refresh_s = *refresh;
+  std::optional<prom::AttributionLabels> labels =
+      prom::ParseAttributionLabels(s.Get("attribution-labels"));
+  if (!labels) {
+    return Status::InvalidArgument("attribution-labels: '" + s.Get("attribution-labels") +
+                                   "' is not series or info");
+  }
+  c.render.attribution_labels = *labels;
   return Status::Ok();
 }
 

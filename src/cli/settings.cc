@@ -78,6 +78,8 @@ const std::vector<SettingDef> kServeSettings = {
    "Directory of per-GPU Slurm job files (dcgm-exporter's format) for the hpc_job label; empty: off."},
   {"attribution-refresh", "", "GPUSCOPE_ATTRIBUTION_REFRESH", "10s", kDuration, 0.1, 3600,
    "How often pod and job attribution is refreshed (also at once when the kubelet restarts)."},
+  {"attribution-labels", "", "GPUSCOPE_ATTRIBUTION_LABELS", "series", kText, 0, 0,
+   "Where pod, job and workload labels go: series (on every GPU series, as dcgm-exporter) or info (one gpuscope_gpu_holder_info series per holder; a new job adds no GPU series; docs/fleet.md)."},
   {"proc-root", "", "GPUSCOPE_PROC_ROOT", "/proc", kText, 0, 0,
    "Where the host's /proc is: GPU processes' cgroups name their container and Slurm job (mount the host's /proc in a container)."},
   {"container-runtime-socket", "", "GPUSCOPE_CONTAINER_RUNTIME_SOCKET", "", kText, 0, 0,

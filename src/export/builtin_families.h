@@ -169,7 +169,13 @@ inline constexpr std::string_view kProcessLabels =
   X(kRemediationActions, "gpuscope_remediation_actions_total", kCounter, kSelf, kNone,             \
     "action (drain, resume), result",                                                              \
     "Node remediation decisions: drains and resumes carried out (result ok or error), done in "    \
-    "dry run, or refused (breaker_open, opted_out, admin_drain, already_drained).")
+    "dry run, or refused (breaker_open, opted_out, admin_drain, already_drained).")                \
+  /* --attribution-labels info: who holds each device, instead of holder labels on every series    \
+     (render.h). */                                                                                \
+  X(kGpuHolderInfo, "gpuscope_gpu_holder_info", kInfo, kGpu, kNative,                              \
+    "namespace, pod, container, hpc_job, workload",                                                \
+    "One holder of the GPU (pod, Slurm job, workload) with --attribution-labels info; join on "    \
+    "uuid. The value is always 1.")
 
 #define GPUSCOPE_BUILTIN_DECLARE(id, name, type, group, base, labels, help) \
   inline constexpr BuiltinFamily id{                                        \

@@ -100,6 +100,12 @@ std::optional<MetricSet> ParseMetricSet(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<AttributionLabels> ParseAttributionLabels(std::string_view text) {
+  if (text == "series") return AttributionLabels::kSeries;
+  if (text == "info") return AttributionLabels::kInfo;
+  return std::nullopt;
+}
+
 Renderer::Renderer(RenderOptions options)
     : options_(std::move(options)),
       plan_(std::make_unique<Plan>()),
@@ -122,6 +128,7 @@ Renderer::Renderer(RenderOptions options)
   for (std::size_t i = 0; i < kProcessBuiltins.size(); ++i) {
     plan_->processes[i] = PlanBuiltin(*kProcessBuiltins[i]);
   }
+  plan_->holder_info = PlanBuiltin(kGpuHolderInfo);
 }
 
 Renderer::~Renderer() = default;
@@ -185,6 +192,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
   }
   sparse_->Fit(snapshot.samples.size());  // a Write without Observe indexes it too
   if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
+  if (options_.attribution_labels == AttributionLabels::kInfo) RenderHolders(writer);
   if (options_.metrics != MetricSet::kDcgm) {
     RenderState(snapshot, writer);
     RenderNative(snapshot, writer);
@@ -256,6 +264,12 @@ void Renderer::RenderNative(const Snapshot& snapshot, Writer& writer) {
     RenderRows(family, cache_->native, cache_->order, snapshot, &sparse_->rows, writer.out());
     writer.End();
   }
+}
+
+void Renderer::RenderHolders(Writer& writer) {
+  writer.Begin(plan_->holder_info);
+  for (uint32_t slot : cache_->order) writer.out().append(cache_->holder_lines[slot]);
+  writer.End();
 }
 
 namespace {

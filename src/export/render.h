@@ -28,6 +28,13 @@
 //   The holders come from Snapshot::attribution. A device with several holders (a shared GPU:
 //   several pods, or one job per line of an HPC mapping file) gets every series once per holder,
 //   each with that holder's labels, so series stay unique and every tenant is visible.
+//   With attribution_labels kInfo the holders' labels leave every series above
+//   (and the extra families' GPU prefixes): each device has one series per
+//   row, and gpuscope_gpu_holder_info{gpu, uuid, [MIG labels], namespace, pod,
+//   container, hpc_job, workload} = 1, one per holder, written after the DCGM
+//   families and before the native ones (with any metric set), carries who
+//   holds the device; queries join on uuid (docs/fleet.md). A new job then
+//   adds one series per GPU, not one per series of the GPU.
 //   3. The caller's extra Families, in the order given (serve adds the health
 //      module's, among them gpuscope_collector_stale).
 // Series of a family are ordered by GPU (index, then MIG instance), then by
@@ -68,6 +75,13 @@ enum class MetricSet : uint8_t { kBoth, kDcgm, kNative };
 // "both", "dcgm" or "native".
 std::optional<MetricSet> ParseMetricSet(std::string_view text);
 
+// Where attribution goes: kSeries, labels on every GPU series (dcgm-exporter's
+// way); kInfo, one gpuscope_gpu_holder_info series per holder.
+enum class AttributionLabels : uint8_t { kSeries, kInfo };
+
+// "series" or "info".
+std::optional<AttributionLabels> ParseAttributionLabels(std::string_view text);
+
 struct RenderOptions {
   MetricSet metrics = MetricSet::kBoth;       // default both
   CounterSet counters = DefaultCounterSet();  // default: dcgm-exporter's default file
@@ -79,6 +93,7 @@ struct RenderOptions {
   // the most memory, the rest summed into one pid="other" series; 0: none.
   unsigned process_series = 0;
   bool process_names = false;  // the process_name label (privacy: off)
+  AttributionLabels attribution_labels = AttributionLabels::kSeries;  // default series
   // The catalog rows whose native series are rendered (default: kCatalog);
   // a test renders a table with a row of its own.
   std::span<const MetricDef> catalog = kCatalog;
@@ -125,6 +140,7 @@ class Renderer {
   void RenderDcgm(const Snapshot& snapshot, Writer& writer);
   void RenderNative(const Snapshot& snapshot, Writer& writer);
   void RenderState(const Snapshot& snapshot, Writer& writer);
+  void RenderHolders(Writer& writer);
   void RenderNvLink(const Snapshot& snapshot, Writer& writer);
   void RenderXid(const Snapshot& snapshot, Writer& writer);
   void RenderProcesses(const Snapshot& snapshot, Writer& writer);

@@ -38,6 +38,7 @@ struct Renderer::Plan {
   std::array<PlannedFamily, kLeadingBuiltins.size()> leading;
   std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
   std::array<PlannedFamily, kProcessBuiltins.size()> processes;
+  PlannedFamily holder_info;  // attribution_labels kInfo
 };
 
 // What the lean profile has shown of its sparse series, per slot of
@@ -64,7 +65,8 @@ struct Renderer::Sparse {
 };
 
 // Label prefixes per slot of Snapshot::gpus, one per holder of the device (or
-// one without attribution labels when it has none), rebuilt when the
+// one without attribution labels when it has none or attribution_labels is
+// kInfo), rebuilt when the
 // inventory, the driver facts and hostname, or the attribution change:
 // `{gpu="0",UUID="...",...` without the closing brace, so a series appends its
 // own labels and "} value".
@@ -75,11 +77,12 @@ struct Renderer::Cache {
   std::vector<GpuInfo> gpus;
   AttributionPtr attribution;
   Prefixes dcgm, native;
-  std::vector<std::string> device;  // slot -> the native prefix without holder labels
-  std::vector<std::string> info;    // every gpuscope_gpu_info line of a slot
-  std::vector<uint32_t> order;      // slots by GPU index, then MIG instance
-  std::vector<uint32_t> rank;       // slot -> position in order
-  std::vector<uint32_t> scratch;    // reused by sorts
+  std::vector<std::string> device;        // slot -> the native prefix without holder labels
+  std::vector<std::string> info;          // every gpuscope_gpu_info line of a slot
+  std::vector<std::string> holder_lines;  // kInfo: every gpuscope_gpu_holder_info line of a slot
+  std::vector<uint32_t> order;            // slots by GPU index, then MIG instance
+  std::vector<uint32_t> rank;             // slot -> position in order
+  std::vector<uint32_t> scratch;          // reused by sorts
 
   bool Matches(const Snapshot& snapshot, const AttributionPtr& attribution) const;
   void Rebuild(const Snapshot& snapshot, const AttributionPtr& attribution,

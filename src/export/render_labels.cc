@@ -159,8 +159,12 @@ void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& cu
   native.resize(n);
   device.resize(n);
   info.resize(n);
+  holder_lines.assign(n, {});
+  static const std::vector<Holder> kNone;
+  const bool info_mode = options.attribution_labels == AttributionLabels::kInfo;
   for (std::size_t i = 0; i < n; ++i) {
-    const std::vector<Holder>& of = holders.Of(gpus[i]);
+    const std::vector<Holder>& held = holders.Of(gpus[i]);
+    const std::vector<Holder>& of = info_mode ? kNone : held;
     dcgm[i] =
         PerHolder(DcgmPrefix(system, gpus[i], options, plan.label_fields), of, DcgmHolderLabels);
     device[i] = NativePrefix(gpus[i]);
@@ -168,6 +172,11 @@ void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& cu
     info[i].clear();
     for (const std::string& prefix : native[i])
       info[i] += InfoLine(system, gpus[i], prefix, options);
+    if (!info_mode) continue;
+    for (const Holder& h : held) {
+      holder_lines[i] += kGpuHolderInfo.name;
+      holder_lines[i] += device[i] + NativeHolderLabels(h) + "} 1\n";
+    }
   }
   order.resize(n);
   std::iota(order.begin(), order.end(), 0u);

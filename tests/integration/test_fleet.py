@@ -85,7 +85,8 @@ GRAFANA_VARS = {
 }
 
 # Attribution for the Tenants dashboard: the training nodes and the idle-held
-# node run Slurm jobs (mapping directories); the inference node is a
+# node run Slurm jobs (mapping directories; the idle-held node's agent writes
+# them as gpuscope_gpu_holder_info, --attribution-labels info); the inference node is a
 # Kubernetes node whose GPU 0 is time-sliced between two pods.
 SLURM_JOBS = {"node-01": "9001", "node-02": "9001", "node-03": "9001", "node-04": "9001",
               "node-06": "9002"}
@@ -181,7 +182,10 @@ class Fleet:
             for gpu in range(8):
                 with open(os.path.join(jobs, str(gpu)), "w") as f:
                     f.write(SLURM_JOBS[node] + "\n")
-            return ["--hpc-job-mapping-dir", jobs]
+            # node-06 in --attribution-labels info, the rest in series mode:
+            # every rule reads a mixed fleet (docs/fleet.md).
+            info = ["--attribution-labels", "info"] if node == "node-06" else []
+            return ["--hpc-job-mapping-dir", jobs] + info
         if node == "node-05":
             socket_path = os.path.join(self.tmp, "kubelet.sock")
             self.kubelet = FakeKubelet(socket_path, INFERENCE_PODS)
