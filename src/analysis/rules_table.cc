@@ -90,11 +90,18 @@ constexpr bool FlagsFitStages() {
   return true;
 }
 
+// Thresholds compare by name and value, not address: the addresses of two
+// constexpr objects do not compare as a constant expression under ASan.
+constexpr bool Same(const Threshold* a, const Threshold* b) {
+  return a->name == b->name && a->value == b->value && a->unit == b->unit && a->why == b->why;
+}
+constexpr bool Same(Metric a, Metric b) { return a == b; }
+
 template <typename T>
 constexpr bool Distinct(std::span<const T> items) {
   for (std::size_t i = 0; i < items.size(); ++i) {
     for (std::size_t j = i + 1; j < items.size(); ++j) {
-      if (items[i] == items[j]) return false;
+      if (Same(items[i], items[j])) return false;
     }
   }
   return !items.empty();
@@ -107,7 +114,7 @@ constexpr bool KnownUnit(std::string_view u) {
 // Each row has what the docs and the evaluation need; every threshold has a
 // name, a unit and a reason, and one name is one threshold across the rules.
 // (The detector is checked by a unit test: comparing a function's address
-// with null is not a constant expression in the sanitizer builds.)
+// with null is not a constant expression in the sanitizer builds either.)
 constexpr bool RowsComplete() {
   for (const Rule& r : kRules) {
     if (r.action.empty() || r.when.empty() || r.remedy.empty()) return false;
@@ -116,7 +123,7 @@ constexpr bool RowsComplete() {
       if (!SnakeCase(t->name) || !KnownUnit(t->unit) || t->why.empty()) return false;
       for (const Rule& other : kRules) {
         for (const Threshold* u : other.thresholds) {
-          if (u != t && u->name == t->name) return false;
+          if (u->name == t->name && !Same(u, t)) return false;
         }
       }
     }
