@@ -337,7 +337,9 @@ SPARSE = {"gpuscope_ecc_errors_total", "gpuscope_collector_stale",
           "gpuscope_clock_throttle_seconds_total", "gpuscope_pcie_replays_total",
           "gpuscope_gpu_health", "gpuscope_bottleneck", "gpuscope_bottleneck_confidence",
           "gpuscope_nvlink_link_errors_total", "gpuscope_nvlink_link_active",
-          "gpuscope_xid_errors_total", "gpuscope_memory_oom_eta_seconds"}
+          "gpuscope_xid_errors_total", "gpuscope_memory_oom_eta_seconds",
+          # only with --remediate (no agent of this fleet remediates; test_remediate_slurm)
+          "gpuscope_remediation_actions_total"}
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool",
                 "offset", "and", "or", "unless", "vector", "scalar", "time", "inf", "nan"}
 SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?')
