@@ -3,8 +3,8 @@
 //
 //   gpuscope report job ID | pod NS/NAME | workload NAME --agent URL
 //                   [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]
-//   gpuscope report tenants --agent URL [--since 7d] [--by workload|job|pod] [...]
-//   gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]
+//   gpuscope report tenants --agent URL | --prometheus URL [--since 7d] [--by workload|job|pod]
+//   [...] gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]
 //
 // --agent reads a running `gpuscope serve`'s /api/v1/jobs (its job ledger,
 // jobs/ledger.h), so a Slurm epilog can report a job with no time-series
