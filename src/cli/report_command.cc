@@ -110,8 +110,9 @@ Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
 }
 
 // Every holder of the kind seen in the range, from the series in Prometheus.
-Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args) {
-  const jobs::TenantsQuery query{args.by, args.since_seconds, args.scrape_interval_seconds};
+Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args,
+                                                          const std::string& kind) {
+  const jobs::TenantsQuery query{kind, args.since_seconds, args.scrape_interval_seconds};
   Result<std::vector<std::string>> queries = jobs::TenantsQueries(query);
   if (!queries.ok()) return queries.status();
   double now = 0;
@@ -124,9 +125,13 @@ Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args
 
 Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
                      Invocation& inv) {
+  // A namespace's row: its pods' folded.
+  const bool by_namespace = args.by == "namespace";
+  const std::string kind = by_namespace ? "pod" : args.by;
   Result<std::vector<jobs::JobUsage>> all =
-      args.prometheus ? TenantsFromPrometheus(args) : FetchJobs(args, args.by);
+      args.prometheus ? TenantsFromPrometheus(args, kind) : FetchJobs(args, kind);
   if (!all.ok()) return all.status();
+  if (by_namespace) *all = jobs::FoldByNamespace(*all);
   double latest = 0;  // the agent's clock, not ours: its newest "last seen"
   for (const jobs::JobUsage& u : *all) {
     for (const jobs::DeviceUsage& d : u.devices) latest = std::max(latest, d.last_seen);
@@ -184,8 +189,9 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--thresholds") {
           out.thresholds_file = o.value;
         } else if (o.flag == "--by") {
-          if (!IsHolderKind(o.value)) {
-            return Status::InvalidArgument("--by: '" + o.value + "' is not job, pod or workload");
+          if (!IsHolderKind(o.value) && o.value != "namespace") {
+            return Status::InvalidArgument("--by: '" + o.value +
+                                           "' is not namespace, workload, job or pod");
           }
           out.by = o.value;
         } else if (o.flag == "--since") {
@@ -238,7 +244,7 @@ std::string ReportUsage() {
   return "Usage: gpuscope report job ID | pod NS/NAME | workload NAME --agent URL\n"
          "                       [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]\n"
          "       gpuscope report tenants --agent URL | --prometheus URL [--since 7d]\n"
-         "                       [--by workload|job|pod] [--gpu-hour-price P]\n"
+         "                       [--by namespace|workload|job|pod] [--gpu-hour-price P]\n"
          "       gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]\n"
          "What a job used, what it wasted and what to ask for next time: GPU-hours, busy and\n"
          "SM-active share, peak memory, energy, idle-held and throttled time, with notes.\n\n"
@@ -254,7 +260,8 @@ std::string ReportUsage() {
          "                         (deploy/reports/thresholds.yaml lists them)\n"
          "  --since DURATION       --agent tenants: holders that ended within this;\n"
          "                         --prometheus: how far back to look (default 7d)\n"
-         "  --by KIND              tenants: one row per workload (default), job or pod\n"
+         "  --by KIND              tenants: one row per workload (default), namespace (its\n"
+         "                         pods together), job or pod\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n";
 }
