@@ -8,6 +8,7 @@
 
 #include "cli/options.h"
 #include "jobs/prom_source.h"
+#include "jobs/prom_tenants.h"
 #include "jobs/report.h"
 #include "jobs/usage_json.h"
 
@@ -61,32 +62,37 @@ Result<jobs::JobUsage> FromAgent(const ReportArgs& args) {
   return *it;
 }
 
+// Every query's answer, in order; `now` set to when they were asked.
+Result<std::vector<std::vector<baseline::Sample>>> AskPrometheus(
+    const ReportArgs& args, const std::vector<std::string>& queries, double* now) {
+  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
+  if (!client.ok()) return client.status();
+  *now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  std::vector<std::vector<baseline::Sample>> answers;
+  for (const std::string& q : queries) {
+    Result<std::vector<baseline::Sample>> a = client->Query(q);
+    if (!a.ok()) return a.status();
+    answers.push_back(std::move(*a));
+  }
+  return answers;
+}
+
 // The holder from the series in Prometheus; NotFound naming it and the server.
 Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args,
                                       std::optional<jobs::WorkloadBaseline>* baseline_out) {
   const jobs::PromQuery query{args.what, args.id, args.since_seconds, args.scrape_interval_seconds};
   Result<std::vector<std::string>> queries = jobs::UsageQueries(query);
   if (!queries.ok()) return queries.status();
-  Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
-  if (!client.ok()) return client.status();
-  const double now =
-      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-  std::vector<std::vector<baseline::Sample>> answers;
-  for (const std::string& q : *queries) {
-    Result<std::vector<baseline::Sample>> a = client->Query(q);
-    if (!a.ok()) return a.status();
-    answers.push_back(std::move(*a));
-  }
-  Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, answers, now);
+  double now = 0;
+  Result<std::vector<std::vector<baseline::Sample>>> answers = AskPrometheus(args, *queries, &now);
+  if (!answers.ok()) return answers.status();
+  Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, *answers, now);
   if (!usage.ok()) return usage.status().Context("Prometheus at " + args.agent.url);
   // The workload's baseline, where the shipped baseline rules record one.
-  std::vector<std::vector<baseline::Sample>> learned;
-  for (const std::string& q : jobs::BaselineQueries(*usage)) {
-    Result<std::vector<baseline::Sample>> a = client->Query(q);
-    if (!a.ok()) return a.status();
-    learned.push_back(std::move(*a));
-  }
-  *baseline_out = jobs::BaselineFromAnswers(*usage, learned);
+  Result<std::vector<std::vector<baseline::Sample>>> learned =
+      AskPrometheus(args, jobs::BaselineQueries(*usage), &now);
+  if (!learned.ok()) return learned.status();
+  *baseline_out = jobs::BaselineFromAnswers(*usage, *learned);
   return usage;
 }
 
@@ -103,17 +109,37 @@ Status ReportOne(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
   return Status::Ok();
 }
 
+// Every holder of the kind seen in the range, from the series in Prometheus.
+Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args,
+                                                          const std::string& kind) {
+  const jobs::TenantsQuery query{kind, args.since_seconds, args.scrape_interval_seconds};
+  Result<std::vector<std::string>> queries = jobs::TenantsQueries(query);
+  if (!queries.ok()) return queries.status();
+  double now = 0;
+  Result<std::vector<std::vector<baseline::Sample>>> answers = AskPrometheus(args, *queries, &now);
+  if (!answers.ok()) return answers.status();
+  Result<std::vector<jobs::JobUsage>> all = jobs::TenantsFromAnswers(query, *answers, now);
+  if (!all.ok()) return all.status().Context("Prometheus at " + args.agent.url);
+  return all;
+}
+
 Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
                      Invocation& inv) {
-  Result<std::vector<jobs::JobUsage>> all = FetchJobs(args, args.by);
+  // A namespace's row: its pods' folded.
+  const bool by_namespace = args.by == "namespace";
+  const std::string kind = by_namespace ? "pod" : args.by;
+  Result<std::vector<jobs::JobUsage>> all =
+      args.prometheus ? TenantsFromPrometheus(args, kind) : FetchJobs(args, kind);
   if (!all.ok()) return all.status();
+  if (by_namespace) *all = jobs::FoldByNamespace(*all);
   double latest = 0;  // the agent's clock, not ours: its newest "last seen"
   for (const jobs::JobUsage& u : *all) {
     for (const jobs::DeviceUsage& d : u.devices) latest = std::max(latest, d.last_seen);
   }
   std::vector<jobs::Report> rows;
   for (const jobs::JobUsage& u : *all) {
-    if (u.end && *u.end < latest - args.since_seconds) continue;
+    // Prometheus answered for the range already.
+    if (!args.prometheus && u.end && *u.end < latest - args.since_seconds) continue;
     rows.push_back(jobs::BuildReport(u, MakeOptions(args, thresholds)));
   }
   *inv.out << (args.json ? jobs::TenantsJson(rows) : jobs::TenantsTable(rows, args.markdown));
@@ -163,8 +189,9 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--thresholds") {
           out.thresholds_file = o.value;
         } else if (o.flag == "--by") {
-          if (!IsHolderKind(o.value)) {
-            return Status::InvalidArgument("--by: '" + o.value + "' is not job, pod or workload");
+          if (!IsHolderKind(o.value) && o.value != "namespace") {
+            return Status::InvalidArgument("--by: '" + o.value +
+                                           "' is not namespace, workload, job or pod");
           }
           out.by = o.value;
         } else if (o.flag == "--since") {
@@ -209,11 +236,6 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   if (out.prometheus) {
     out.agent.server = "Prometheus";
     out.agent.url_option = "--prometheus";
-    if (out.what == "tenants") {
-      return Status::InvalidArgument(
-          "report tenants: from --agent; in Prometheus the tenant rules already record it "
-          "(deploy/prometheus/rules/gpu-tenants.yml, the Tenants dashboard)");
-    }
   }
   return out;
 }
@@ -221,7 +243,8 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
 std::string ReportUsage() {
   return "Usage: gpuscope report job ID | pod NS/NAME | workload NAME --agent URL\n"
          "                       [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]\n"
-         "       gpuscope report tenants --agent URL [--since 7d] [--by workload|job|pod]\n"
+         "       gpuscope report tenants --agent URL | --prometheus URL [--since 7d]\n"
+         "                       [--by namespace|workload|job|pod] [--gpu-hour-price P]\n"
          "       gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]\n"
          "What a job used, what it wasted and what to ask for next time: GPU-hours, busy and\n"
          "SM-active share, peak memory, energy, idle-held and throttled time, with notes.\n\n"
@@ -235,9 +258,10 @@ std::string ReportUsage() {
          "  --gpu-hour-price P     price of one GPU-hour: adds the cost\n"
          "  --thresholds FILE      YAML that overrides the notes' thresholds\n"
          "                         (deploy/reports/thresholds.yaml lists them)\n"
-         "  --since DURATION       tenants: holders that ended within this; --prometheus: how\n"
-         "                         far back to look (default 7d)\n"
-         "  --by KIND              tenants: one row per workload (default), job or pod\n"
+         "  --since DURATION       --agent tenants: holders that ended within this;\n"
+         "                         --prometheus: how far back to look (default 7d)\n"
+         "  --by KIND              tenants: one row per workload (default), namespace (its\n"
+         "                         pods together), job or pod\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n";
 }

@@ -3,7 +3,8 @@
 //
 //   gpuscope report job ID | pod NS/NAME | workload NAME --agent URL
 //                   [--json | --markdown] [--gpu-hour-price P] [--thresholds FILE]
-//   gpuscope report tenants --agent URL [--since 7d] [--by workload|job|pod] [...]
+//   gpuscope report tenants --agent URL | --prometheus URL [--since 7d]
+//                   [--by namespace|workload|job|pod] [...]
 //   gpuscope report job ID ... --prometheus URL [--since 7d] [--scrape-interval 15s]
 //
 // --agent reads a running `gpuscope serve`'s /api/v1/jobs (its job ledger,
@@ -33,7 +34,7 @@ struct ReportArgs {
   std::optional<double> gpu_hour_price;
   std::string thresholds_file;  // empty: the built-in thresholds
   double since_seconds = 7 * 86400;
-  std::string by = "workload";          // tenants: which holders make rows
+  std::string by = "workload";          // tenants: which holders make rows (or "namespace")
   baseline::ClientOptions agent;        // --agent URL or --prometheus URL, and its TLS/auth
   bool prometheus = false;              // the URL is a Prometheus-compatible API's
   double scrape_interval_seconds = 15;  // --scrape-interval (Prometheus source)

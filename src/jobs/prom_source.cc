@@ -128,11 +128,20 @@ Result<JobUsage> UsageFromAnswers(const PromQuery& q,
   u.namespace_name = Label(any, "namespace");
   u.workload = Label(any, "workload");
   u.hpc_job = Label(any, "hpc_job");
-  u.start = devices.begin()->second.first_seen;
-  double last = 0;
   for (auto& [key, d] : devices) {
     d.held_seconds = std::max(0.0, d.last_seen - d.first_seen);
     d.throttled_seconds = std::min(d.throttled_seconds, d.held_seconds);
+  }
+  SetDevices(devices, q.step_seconds, now, u);
+  return u;
+}
+
+void SetDevices(const std::map<std::string, DeviceUsage>& devices, double step_seconds, double now,
+                JobUsage& u) {
+  u.devices.clear();
+  u.start = devices.empty() ? 0 : devices.begin()->second.first_seen;
+  double last = 0;
+  for (const auto& [key, d] : devices) {
     u.start = std::min(u.start, d.first_seen);
     last = std::max(last, d.last_seen);
     u.devices.push_back(d);
@@ -140,8 +149,7 @@ Result<JobUsage> UsageFromAnswers(const PromQuery& q,
   std::stable_sort(u.devices.begin(), u.devices.end(), [](const auto& a, const auto& b) {
     return std::tie(a.hostname, a.gpu) < std::tie(b.hostname, b.gpu);
   });
-  if (last < now - 3 * q.step_seconds) u.end = last;
-  return u;
+  if (last < now - 3 * step_seconds) u.end = last;
 }
 
 std::vector<std::string> BaselineQueries(const JobUsage& u) {

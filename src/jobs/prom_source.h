@@ -21,6 +21,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,12 @@ Result<std::vector<std::string>> UsageQueries(const PromQuery& query);
 Result<JobUsage> UsageFromAnswers(const PromQuery& query,
                                   const std::vector<std::vector<baseline::Sample>>& answers,
                                   double now);
+
+// The usage's devices (by device key), sorted by host and GPU; its start
+// (the first device's first sample) and, when its last sample is older than
+// 3 steps before `now`, its end. Shared with prom_tenants.
+void SetDevices(const std::map<std::string, DeviceUsage>& devices, double step_seconds, double now,
+                JobUsage& u);
 
 // The baseline queries for the usage's workload (UsageFromAnswers sets its
 // namespace, workload and hpc_job from the series): p5, p50 and warming-up

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <ctime>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string_view>
 #include <utility>
@@ -363,6 +364,36 @@ std::string ReportMarkdown(const Report& r) {
     out += "| " + fmt::format("{}", fmt::join(Cells(g), " | ")) + " |\n";
   out += r.notes.empty() ? "\nNo notes: the job used what it asked for.\n" : "\n**Notes**\n\n";
   for (const Note& n : r.notes) out += "- " + n.text + "\n";
+  return out;
+}
+
+std::vector<JobUsage> FoldByNamespace(const std::vector<JobUsage>& pods) {
+  std::map<std::string, JobUsage> by_namespace;
+  std::map<std::string, bool> running;
+  for (const JobUsage& pod : pods) {
+    const std::string ns = pod.id.substr(0, pod.id.find('/'));
+    auto [it, added] = by_namespace.try_emplace(ns);
+    JobUsage& u = it->second;
+    if (added) {
+      u.kind = "namespace";
+      u.id = u.namespace_name = ns;
+      u.start = pod.start;
+    }
+    u.start = std::min(u.start, pod.start);
+    if (!pod.end) running[ns] = true;
+    if (pod.end) u.end = std::max(u.end.value_or(*pod.end), *pod.end);
+    u.devices.insert(u.devices.end(), pod.devices.begin(), pod.devices.end());
+    u.findings.insert(u.findings.end(), pod.findings.begin(), pod.findings.end());
+  }
+  std::vector<JobUsage> out;
+  for (auto& [ns, u] : by_namespace) {
+    if (running[ns]) u.end.reset();
+    out.push_back(std::move(u));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const JobUsage& a, const JobUsage& b) {
+    if (a.end.has_value() != b.end.has_value()) return !a.end.has_value();
+    return a.start < b.start;
+  });
   return out;
 }
 

@@ -97,6 +97,12 @@ std::string ReportJson(const Report& report);
 std::string ReportTable(const Report& report);     // the default, for a terminal
 std::string ReportMarkdown(const Report& report);  // --markdown, for an e-mail
 
+// Pods' usages (kind "pod", id "namespace/name") folded into one per
+// namespace (kind "namespace", id the namespace), for `report tenants --by
+// namespace`: devices and findings together, start the earliest, end the
+// latest once every pod has ended. Running first, then by start.
+std::vector<JobUsage> FoldByNamespace(const std::vector<JobUsage>& pods);
+
 // The chargeback table of `report tenants`: one row per holder.
 std::string TenantsTable(const std::vector<Report>& reports, bool markdown);
 std::string TenantsJson(const std::vector<Report>& reports);

@@ -6,6 +6,11 @@ interval's resolution (each end of each GPU's span is known to one interval),
 says the same notes plus the job against its workload's baseline (stand-in
 records of the baseline rules), and an unknown job is an error naming it and
 the server.
+
+`report tenants --prometheus`: a second agent on the same simulated node, in
+--attribution-labels info mode, is scraped by the same Prometheus; the
+chargeback rows from Prometheus (both modes, summed over both agents) match
+the sum of the two agents' own rows within the scrape interval's resolution.
 """
 import json
 import os
@@ -43,16 +48,21 @@ class JobReportsPrometheusTest(unittest.TestCase):
         workdir = tempfile.TemporaryDirectory(prefix="gpuscope-jobs-prom-")
         self.addCleanup(workdir.cleanup)
         scenario, mapping = make_node(workdir.name, start_jobs=False)
-        with Serve(["--simulate", scenario, "--hpc-job-mapping-dir", mapping,
-                    "--attribution-refresh", "100ms"]) as agent:
+        agent_args = ["--simulate", scenario, "--hpc-job-mapping-dir", mapping,
+                      "--attribution-refresh", "100ms"]
+        with Serve(agent_args) as agent, \
+                Serve(agent_args + ["--attribution-labels", "info"]) as info_agent:
             agent.wait_healthy()
+            info_agent.wait_healthy()
             rules = os.path.join(workdir.name, "baseline.yml")
             with open(rules, "w") as f:
                 f.write(BASELINE_RULES)
-            prom = Prometheus(workdir.name, scrape_config("127.0.0.1:%d" % agent.port, [rules]))
+            # Both agents as targets of the one job (the config's list takes them quoted).
+            targets = "127.0.0.1:%d', '127.0.0.1:%d" % (agent.port, info_agent.port)
+            prom = Prometheus(workdir.name, scrape_config(targets, [rules]))
             self.addCleanup(prom.close)
             prom.wait_ready()
-            prom.wait_for('up{job="gpuscope"} == 1', 1)
+            prom.wait_for('up{job="gpuscope"} == 1', 2)
             start_jobs_now(mapping)  # the prolog, once Prometheus scrapes
             prom.wait_for('gpuscope_gpu_lost{hpc_job="4242"}', 2)
             time.sleep(JOB_SECONDS)
@@ -95,9 +105,47 @@ class JobReportsPrometheusTest(unittest.TestCase):
 
             code, _, err = run(["report", "job", "999", "--prometheus", prom.base])
             check(code != 0 and "no job '999'" in err and prom.base in err, err)
+
+            # The chargeback table: job 4242 ended, job 77 still running.
+            def tenants(*source):
+                code, out, err = run(["report", "tenants", "--by", "job", "--json",
+                                      "--gpu-hour-price", "2"] + list(source))
+                check(code == 0, "report tenants %s: %s" % (source, err))
+                return {row["holder"]: row for row in json.loads(out)["tenants"]}
+
+            prom_rows = tenants("--prometheus", prom.base, "--scrape-interval", "1s",
+                                "--since", "10m")
+            agent_rows = [tenants("--agent", a.base) for a in (agent, info_agent)]
+            check(set(prom_rows) == {"job 4242", "job 77"}, prom_rows)
+            check(prom_rows["job 4242"]["end"] is not None and prom_rows["job 77"]["end"] is None,
+                  prom_rows)
+            # Per GPU (2 agents x 2 GPUs for job 4242, 2 x 1 for job 77): each end of its span
+            # known to one 1 s interval, plus 1 s between the reports for the running job.
+            for holder, gpus in (("job 4242", 4), ("job 77", 2)):
+                p, seconds = prom_rows[holder], 3.0 * gpus
+                for key, unit in (("gpu_hours", 3600), ("busy_gpu_hours", 3600),
+                                  ("idle_held_gpu_hours", 3600), ("energy_kwh", 3.6e6 / 700)):
+                    want = sum(rows[holder][key] for rows in agent_rows)
+                    check(abs(p[key] - want) * unit <= seconds,
+                          "%s %s: Prometheus %s, agents %s" % (holder, key, p[key], want))
+                check(abs(p["cost"] - 2 * p["gpu_hours"]) < 1e-9, p)
+            # Idle-held only on job 4242's idle GPU.
+            check(prom_rows["job 4242"]["idle_held_gpu_hours"] > 0, prom_rows)
+            check(prom_rows["job 77"]["idle_held_gpu_hours"] == 0, prom_rows)
+            # By namespace: pods folded; this node runs Slurm jobs only, so no rows from either.
+            for source in (["--prometheus", prom.base, "--since", "10m"], ["--agent", agent.base]):
+                code, out, err = run(["report", "tenants", "--by", "namespace", "--json"] + source)
+                check(code == 0 and json.loads(out) == {"tenants": []}, out + err)
+            code, out, err = run(["report", "tenants", "--by", "job", "--markdown",
+                                  "--prometheus", prom.base, "--scrape-interval", "1s",
+                                  "--since", "10m"])
+            check(code == 0 and "| job 4242 |" in out and "| job 77 |" in out, out + err)
         print("job reports: Prometheus %.1f GPU-s, %.0f J; agent %.1f GPU-s, %.0f J" % (
             from_prom["gpu_hours"] * 3600, from_prom["energy_kwh"] * 3.6e6,
             from_agent["gpu_hours"] * 3600, from_agent["energy_kwh"] * 3.6e6))
+        print("tenants: job 4242 Prometheus %.1f GPU-s, agents %.1f GPU-s" % (
+            prom_rows["job 4242"]["gpu_hours"] * 3600,
+            sum(rows["job 4242"]["gpu_hours"] for rows in agent_rows) * 3600))
 
 
 if __name__ == "__main__":

@@ -202,5 +202,24 @@ TEST(UsageJson, RoundTrips) {
   EXPECT_FALSE(ParseJobsBody("<html>").ok());
 }
 
+TEST(JobReport, PodsFoldIntoTheirNamespace) {
+  JobUsage a = BusyJob(1), b = BusyJob(2), c = BusyJob(1);
+  a.kind = b.kind = c.kind = "pod";
+  a.id = "ml/trainer-0", b.id = "ml/trainer-1", c.id = "web/infer-0";
+  a.start = 500, a.end = 2000;
+  c.end = 4000;
+  std::vector<JobUsage> folded = FoldByNamespace({a, b, c});
+  ASSERT_EQ(folded.size(), 2u);
+  EXPECT_EQ(folded[0].kind, "namespace");
+  EXPECT_EQ(folded[0].id, "ml");
+  EXPECT_FALSE(folded[0].end);  // trainer-1 still runs
+  EXPECT_EQ(folded[0].start, 500);
+  EXPECT_EQ(folded[0].devices.size(), 3u);
+  EXPECT_DOUBLE_EQ(BuildReport(folded[0], {}).gpu_hours, 3);
+  EXPECT_EQ(folded[1].id, "web");
+  ASSERT_TRUE(folded[1].end);
+  EXPECT_EQ(*folded[1].end, 4000);
+}
+
 }  // namespace
 }  // namespace gpuscope::jobs
