@@ -179,7 +179,8 @@ TEST(RuleTable, FindingsRestOnTheirRowsInputs) {
 TEST(RuleTable, NvLinkGetsItsOwnAction) {
   for (const Case& c : Cases()) {
     if (c.name != "nvlink") continue;
-    const Finding* f = FindKind(DiagnoseGpu(c.gpu), FindingKind::kInterconnect);
+    const std::vector<Finding> findings = DiagnoseGpu(c.gpu);
+    const Finding* f = FindKind(findings, FindingKind::kInterconnect);
     ASSERT_NE(f, nullptr);
     EXPECT_THAT(f->verdict, ::testing::HasSubstr("NVLink at"));
     EXPECT_NE(f->action, RuleFor(FindingKind::kInterconnect).action);

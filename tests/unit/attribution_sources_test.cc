@@ -196,8 +196,9 @@ TEST_F(SourcesTest, TheRuntimeOutranksTheGrantInEitherOrder) {
           Containers({{runtime_pod->empty() ? "other" : id, {"inf", *runtime_pod, "", "srv"}}}));
       sources.insert(runtime_first ? sources.begin() : sources.end(), std::move(runtime));
     }
-    const Holder* h = Run(sources).OfProcess(7);
-    return h ? h->pod : "(none)";
+    const auto attribution = Run(sources);
+    const Holder* h = attribution.OfProcess(7);
+    return h ? h->pod : std::string("(none)");
   };
   EXPECT_EQ(run(true, std::nullopt), "trainer-q7x4z");  // no runtime: the grant names it
   EXPECT_EQ(run(true, "api-b2c4d"), "api-b2c4d");
