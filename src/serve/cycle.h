@@ -58,7 +58,7 @@ struct Cycle {
   // Per GPU, for /api/v1 (the KPI join's latest when the cycle was built).
   std::shared_ptr<const std::vector<web::KpiReading>> kpis;  // never null
   // Rendered after the snapshot's families, in this order: self, health,
-  // diagnosis, application.
+  // diagnosis, application, then any SetFamilySource (remediation).
   std::vector<prom::Family> families;
 
   // The body of `format`, rendered by the first caller; shared after.
