@@ -20,7 +20,8 @@ from gpuscope_testlib import (BUILD_DIR, SOURCE_DIR, Serve, check, main, need,  
 from jobs_fixture import end_job, make_node  # noqa: E402
 
 PAGE_JS = os.path.join(SOURCE_DIR, "web", "test", "page.js")
-ARTIFACTS = os.path.join(BUILD_DIR, "test-artifacts", "web")
+# Its own folder: test_web_page empties test-artifacts/web when it starts.
+ARTIFACTS = os.path.join(BUILD_DIR, "test-artifacts", "web-jobs")
 
 
 class WebJobsTest(unittest.TestCase):
