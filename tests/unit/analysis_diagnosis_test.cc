@@ -9,6 +9,7 @@
 namespace gpuscope::analysis {
 namespace {
 
+using test_util::DiagnoseGpu;
 using test_util::FakeGpu;
 using test_util::Fill;
 using test_util::kGiB;
@@ -21,10 +22,6 @@ std::vector<FindingKind> Kinds(const std::vector<Finding>& findings) {
   std::vector<FindingKind> out;
   for (const Finding& f : findings) out.push_back(f.kind);
   return out;
-}
-
-std::vector<Finding> DiagnoseGpu(const FakeGpu& g, DiagnoseOptions o = {}) {
-  return Diagnose(g.info, g.points, g.latest, o);
 }
 
 const Evidence* FindEvidence(const Finding& f, const std::string& signal) {

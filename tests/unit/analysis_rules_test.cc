@@ -23,15 +23,12 @@
 namespace gpuscope::analysis {
 namespace {
 
+using test_util::DiagnoseGpu;
 using test_util::FakeGpu;
 using test_util::Fill;
 using test_util::kGiB;
 using test_util::Level;
 using test_util::MakeGpu;
-
-std::vector<Finding> DiagnoseGpu(const FakeGpu& g, DiagnoseOptions o = {}) {
-  return Diagnose(g.info, g.points, g.latest, o);
-}
 
 void SetOnPoints(FakeGpu& g, Metric m, double v) {
   for (WindowPoint& p : g.points) {

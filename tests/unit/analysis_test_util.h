@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "analysis/diagnosis.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/window.h"
 
@@ -78,6 +79,11 @@ inline void Fill(FakeGpu& g, int seconds, const std::function<void(int, Level&)>
     g.latest.Set(Metric::kMemoryFree, (l.capacity_gib - l.used_gib) * kGiB);
     g.latest.Set(Metric::kGpuUtil, l.util);
   }
+}
+
+// The findings of a synthetic GPU's whole window.
+inline std::vector<Finding> DiagnoseGpu(const FakeGpu& g, DiagnoseOptions o = {}) {
+  return Diagnose(g.info, g.points, g.latest, o);
 }
 
 }  // namespace gpuscope::analysis::test_util
