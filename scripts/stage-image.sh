@@ -5,7 +5,7 @@
 # Release configure, the agent with its modules and the simulator built, and
 # `cmake --install --strip` into DESTDIR with prefix /usr:
 #   DESTDIR/usr/bin/gpuscope
-#   DESTDIR/usr/lib/gpuscope/libgpuscope-*.so         (kubelet/CRI gRPC, HTTP client)
+#   DESTDIR/usr/lib/gpuscope/libgpuscope-*.so         (kubelet/CRI gRPC, HTTP client, OTLP)
 #   DESTDIR/usr/lib/gpuscope/sim/libnvidia-ml.so.1    (the NVML simulator) and scenarios/
 #
 #   scripts/stage-image.sh DESTDIR [BUILD_DIR]      (BUILD_DIR default: build/image)

@@ -1,8 +1,9 @@
 // Optional parts of gpuscope, built as modules beside the binary and loaded on
 // first use, so that a process that never uses them never maps their
 // libraries: the kubelet and CRI clients (gRPC: about 4 MB resident with its
-// dependencies, src/attribution/grpc/) and the HTTP client of `baseline` and
-// `diagnose --agent` (libcurl: about 1.4 MB, src/baseline/curl/). Each
+// dependencies, src/attribution/grpc/), the HTTP client of `baseline` and
+// `diagnose --agent` (libcurl: about 1.4 MB, src/baseline/curl/) and the OTLP
+// receiver's wire formats (libprotobuf: about 2 MB, src/otlp/wire/). Each
 // module exports one C function that returns its table of entry points.
 //
 // A test or benchmark that links a module's code in (to serve the same gRPC

@@ -1,5 +1,6 @@
 #include "cli/serve.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
@@ -136,6 +137,10 @@ Status RunServe(Invocation& inv) {
     *inv.out << ServeUsage();
     return Status::Ok();
   }
+  // One glibc malloc arena per thread that allocates (up to 8 per core) holds memory the
+  // agent's mostly idle threads never give back; two serve it (tcache absorbs small
+  // allocations). MALLOC_ARENA_MAX, when set, decides.
+  if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
   Service service;
   GPUSCOPE_RETURN_IF_ERROR(Configure(inv, service));
   // Blocked before any thread starts, so every thread inherits the mask and

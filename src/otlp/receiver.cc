@@ -1,11 +1,10 @@
 #include "otlp/receiver.h"
 
-#include <google/protobuf/util/json_util.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
-
-#include "otlp/otlp_metrics.pb.h"
+#include <mutex>
 
 namespace gpuscope::otlp {
 namespace {
@@ -21,27 +20,19 @@ double UnixSeconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-http::Response Encode(int status, const google::protobuf::Message& message, Encoding encoding) {
+http::Response Answer(int status, std::string body, Encoding encoding) {
   http::Response response;
   response.status = status;
-  std::string body;
-  if (encoding == Encoding::kJson) {
-    (void)google::protobuf::util::MessageToJsonString(message, &body);
-    response.content_type = std::string(kJsonType);
-  } else {
-    message.SerializeToString(&body);
-    response.content_type = std::string(kProtobufType);
-  }
+  response.content_type = std::string(encoding == Encoding::kJson ? kJsonType : kProtobufType);
   response.body = std::make_shared<const std::string>(std::move(body));
   return response;
 }
 
 // google.rpc.Status with the message (gRPC codes: 3 INVALID_ARGUMENT, 8 RESOURCE_EXHAUSTED).
-http::Response Refuse(int status, const std::string& message, Encoding encoding) {
-  pb::Status rpc;
-  rpc.set_code(status == 429 || status == 413 ? 8 : 3);
-  rpc.set_message(message);
-  return Encode(status, rpc, encoding);
+http::Response Refuse(const WireCodec& wire, int status, const std::string& message,
+                      Encoding encoding) {
+  const int code = status == 429 || status == 413 ? 8 : 3;
+  return Answer(status, wire.status_body(code, message, encoding), encoding);
 }
 
 }  // namespace
@@ -50,9 +41,8 @@ Receiver::Receiver(ReceiverOptions options, Store& store, Clock clock, WallClock
     : options_(std::move(options)),
       store_(store),
       clock_(clock ? std::move(clock) : Clock(SteadySeconds)),
-      wall_(wall ? std::move(wall) : WallClock(UnixSeconds)) {
-  QuietProtobufLog();  // before the server's threads parse anything
-}
+      wall_(wall ? std::move(wall) : WallClock(UnixSeconds)),
+      namer_(NamerOf(options_.conventions)) {}
 
 void Receiver::Register(http::Server& server) {
   server.HandlePost(
@@ -92,10 +82,10 @@ bool Receiver::Admit(uint64_t points, double* retry_after) {
   return true;
 }
 
-http::Response Receiver::TooFast(double retry_after, Encoding answer) {
+http::Response Receiver::TooFast(const WireCodec& wire, double retry_after, Encoding answer) {
   store_.CountRequest(429);
   http::Response response =
-      Refuse(429,
+      Refuse(wire, 429,
              "over the receiver's limit of " +
                  std::to_string(std::llround(options_.max_points_per_second)) +
                  " points per second (otlp-max-points-per-second); retry later",
@@ -104,12 +94,12 @@ http::Response Receiver::TooFast(double retry_after, Encoding answer) {
   return response;
 }
 
-std::optional<http::Response> Receiver::Parse(std::string_view bytes, Encoding encoding,
-                                              Encoding answer,
-                                              pb::ExportMetricsServiceRequest* message) {
+std::optional<http::Response> Receiver::Parse(const WireCodec& wire, std::string_view bytes,
+                                              Encoding encoding, Encoding answer,
+                                              std::unique_ptr<Request>* message) {
   auto refuse = [&](const Failure& failure) {
     store_.CountRequest(failure.status);
-    return Refuse(failure.status, failure.message, answer);
+    return Refuse(wire, failure.status, failure.message, answer);
   };
   // Protobuf: counted on the wire, so points are paid for before the message is built. JSON:
   // bounded by its objects, counted once built.
@@ -122,22 +112,36 @@ std::optional<http::Response> Receiver::Parse(std::string_view bytes, Encoding e
     return refuse(*failure);
   }
   double retry_after = 1;
-  if (points > 0 && !Admit(points, &retry_after)) return TooFast(retry_after, answer);
-  if (auto failure = ParseRequest(bytes, encoding, message)) return refuse(*failure);
+  if (points > 0 && !Admit(points, &retry_after)) return TooFast(wire, retry_after, answer);
+  if (auto failure = wire.parse(bytes, encoding, message)) return refuse(*failure);
   if (encoding == Encoding::kJson) {
-    points = CountPoints(*message);
+    points = (*message)->Points();
     if (auto failure = CheckPoints(points, options_.limits)) return refuse(*failure);
-    if (points > 0 && !Admit(points, &retry_after)) return TooFast(retry_after, answer);
+    if (points > 0 && !Admit(points, &retry_after)) return TooFast(wire, retry_after, answer);
   }
   return std::nullopt;
 }
 
 http::Response Receiver::Handle(const http::Request& request) {
+  const Result<const WireCodec*>& loaded = Wire();
+  if (!loaded.ok()) {  // a broken install: say so to the operator, and to each sender
+    static std::once_flag logged;
+    std::call_once(logged, [&] {
+      spdlog::error("otlp: {}; POST /v1/metrics answers 503", loaded.status().message());
+    });
+    store_.CountRequest(503);
+    http::Response response;
+    response.status = 503;
+    response.body = std::make_shared<const std::string>(
+        "gpuscope cannot decode OTLP here: " + loaded.status().message() + "\n");
+    return response;
+  }
+  const WireCodec& wire = **loaded;
   const std::optional<Encoding> encoding = EncodingOf(request.content_type);
   const Encoding answer = encoding.value_or(Encoding::kProtobuf);
   auto refuse = [&](int status, const std::string& message) {
     store_.CountRequest(status);
-    return Refuse(status, message, answer);
+    return Refuse(wire, status, message, answer);
   };
   if (request.body_too_large) {
     return refuse(413, "the request body is larger than the receiver's limit of " +
@@ -149,25 +153,22 @@ http::Response Receiver::Handle(const http::Request& request) {
                            "': send application/x-protobuf or application/json");
   }
   double retry_after = 1;
-  if (Exhausted(&retry_after)) return TooFast(retry_after, answer);  // before inflating
+  if (Exhausted(&retry_after)) return TooFast(wire, retry_after, answer);  // before inflating
   std::string bytes;
   if (auto failure =
           DecodeContent(request.body, request.content_encoding, options_.max_body_bytes, &bytes)) {
     return refuse(failure->status, failure->message);
   }
-  pb::ExportMetricsServiceRequest message;
-  if (auto refused = Parse(bytes, *encoding, answer, &message)) return std::move(*refused);
-  const uint64_t points = CountPoints(message);
-  const IngestResult result = store_.Ingest(ToBatch(message, options_.conventions), wall_());
+  std::unique_ptr<Request> message;
+  if (auto refused = Parse(wire, bytes, *encoding, answer, &message)) return std::move(*refused);
+  const uint64_t points = message->Points();
+  const IngestResult result = store_.Ingest(message->ToBatch(namer_), wall_());
   store_.CountRequest(200);
-  pb::ExportMetricsServiceResponse reply;
-  if (result.rejected > 0) {
-    pb::ExportMetricsPartialSuccess* partial = reply.mutable_partial_success();
-    partial->set_rejected_data_points(static_cast<int64_t>(result.rejected));
-    partial->set_error_message(std::to_string(result.rejected) + " of " + std::to_string(points) +
-                               " data points rejected: " + result.problem);
-  }
-  return Encode(200, reply, answer);
+  const std::string why = result.rejected == 0
+                              ? std::string()
+                              : std::to_string(result.rejected) + " of " + std::to_string(points) +
+                                    " data points rejected: " + result.problem;
+  return Answer(200, wire.response_body(result.rejected, why, answer), answer);
 }
 
 }  // namespace gpuscope::otlp

@@ -9,6 +9,7 @@
 //        the message is built (otlp/prescan.h);
 //   415  a Content-Type other than application/x-protobuf or application/json,
 //        or a Content-Encoding other than gzip;
+//   503  the wire module (wire.h) could not be loaded: the message names it;
 //   429  over `max_points_per_second`, with Retry-After: nothing of the request
 //        is kept, so the client's retry loses nothing. With the token bucket empty the
 //        body is refused before it is inflated; otherwise its points are counted by the
@@ -31,6 +32,7 @@
 #include "otlp/kpi.h"
 #include "otlp/prescan.h"
 #include "otlp/store.h"
+#include "otlp/wire.h"
 
 namespace gpuscope::otlp {
 
@@ -61,15 +63,17 @@ class Receiver {
   // Refills the bucket; true (and the seconds to wait) when not even one point is left.
   bool Exhausted(double* retry_after);
   void RefillLocked(double now);
-  http::Response TooFast(double retry_after, Encoding answer);
+  http::Response TooFast(const WireCodec& wire, double retry_after, Encoding answer);
   // The message from the inflated bytes, within the limits and the rate; or the refusal.
-  std::optional<http::Response> Parse(std::string_view bytes, Encoding encoding, Encoding answer,
-                                      pb::ExportMetricsServiceRequest* message);
+  std::optional<http::Response> Parse(const WireCodec& wire, std::string_view bytes,
+                                      Encoding encoding, Encoding answer,
+                                      std::unique_ptr<Request>* message);
 
   ReceiverOptions options_;
   Store& store_;
   Clock clock_;
   WallClock wall_;
+  Namer namer_;  // options_.conventions'
   std::mutex bucket_mu_;
   double tokens_ = 0;
   double refilled_at_ = -1;

@@ -16,9 +16,9 @@
 #include "../unit/exposition_check.h"
 #include "export/writer.h"
 #include "gpuscope/snapshot.h"
-#include "otlp/decode.h"
 #include "otlp/otlp_metrics.pb.h"
 #include "otlp/store.h"
+#include "otlp/wire/messages.h"
 
 namespace {
 
@@ -44,7 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ParseRequest(bytes, encoding, &request)) return 0;
   static const Conventions conventions;
   Store store(kOptions);
-  const Batch batch = ToBatch(request, conventions);
+  const Batch batch = ToBatch(request, NamerOf(conventions));
   store.Ingest(batch, 1000);
   store.Ingest(batch, 1001);
   if (store.bytes() > kOptions.max_bytes) Fail("the store is over its byte budget", "");

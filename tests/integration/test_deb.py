@@ -29,6 +29,7 @@ from packaging import check_runs, stage  # noqa: E402
 
 EXPECTED_FILES = ["./usr/bin/gpuscope", "./usr/lib/gpuscope/libgpuscope-grpc.so",
                   "./usr/lib/gpuscope/libgpuscope-curl.so",
+                  "./usr/lib/gpuscope/libgpuscope-otlp.so",
                   "./usr/lib/gpuscope/sim/libnvidia-ml.so.1",
                   "./usr/lib/gpuscope/sim/scenarios/training-8xh100.yaml",
                   "./lib/systemd/system/gpuscope.service", "./etc/gpuscope/gpuscope.yaml",

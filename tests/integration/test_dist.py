@@ -39,16 +39,18 @@ def make_dist(workdir):
     check(p.returncode == 0, "dist.sh failed:\n" + p.stdout + p.stderr)
     gs = os.path.join(dist, "gpuscope")
     env = clean_env({"LD_LIBRARY_PATH": "", "ASAN_OPTIONS": "detect_leaks=0"})
-    modules = [os.path.join(dist, "lib", m) for m in ("libgpuscope-grpc.so", "libgpuscope-curl.so")]
+    modules = [os.path.join(dist, "lib", m)
+               for m in ("libgpuscope-grpc.so", "libgpuscope-curl.so", "libgpuscope-otlp.so")]
     ldd = subprocess.run(["ldd", gs] + modules, capture_output=True, text=True, env=env).stdout
     check("not found" not in ldd, "a library is missing:\n" + ldd)
-    for lib in ("libmicrohttpd", "libgrpc++", "libcurl", "libyaml-cpp", "libstdc++"):
+    for lib in ("libmicrohttpd", "libgrpc++", "libcurl", "libprotobuf", "libyaml-cpp",
+                "libstdc++"):
         m = re.search(r"^\s*%s\S* => (\S+)" % re.escape(lib), ldd, re.M)
         check(m and m.group(1).startswith(os.path.join(dist, "lib")),
               "%s is not taken from dist/lib:\n%s" % (lib, ldd))
-    # The agent itself maps neither gRPC nor libcurl: they come with the modules.
+    # The agent itself maps neither gRPC, libcurl nor libprotobuf: they come with the modules.
     own = subprocess.run(["ldd", gs], capture_output=True, text=True, env=env).stdout
-    check("libgrpc" not in own and "libcurl" not in own, "the binary links them:\n" + own)
+    check(not re.search(r"libgrpc|libcurl|libprotobuf", own), "the binary links them:\n" + own)
     # The HTTP client's module loads from lib/: the error is curl's, not a missing module.
     p = subprocess.run([gs, "diagnose", "--agent", "http://127.0.0.1:9"], capture_output=True,
                        text=True, env=env, timeout=60)

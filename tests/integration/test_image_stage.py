@@ -93,7 +93,8 @@ def check_libraries(root, allowed):
     elves = elf_files(root)
     names = {os.path.relpath(e, root) for e in elves}
     for want in ("usr/bin/gpuscope", "usr/lib/gpuscope/libgpuscope-grpc.so",
-                 "usr/lib/gpuscope/libgpuscope-curl.so", "usr/lib/gpuscope/sim/libnvidia-ml.so.1"):
+                 "usr/lib/gpuscope/libgpuscope-curl.so", "usr/lib/gpuscope/libgpuscope-otlp.so",
+                 "usr/lib/gpuscope/sim/libnvidia-ml.so.1"):
         check(want in names, "%s not staged (staged: %s)" % (want, sorted(names)))
     for elf in elves:
         dynamic = subprocess.run(["readelf", "-d", elf], capture_output=True, text=True).stdout
