@@ -23,8 +23,8 @@ namespace gpuscope::otlp {
 inline constexpr char kWireModule[] = "libgpuscope-otlp.so";
 
 // The family one OTLP metric goes to (Conventions::Name, kpi.h).
-using Namer = std::function<std::optional<Naming>(std::string_view name, std::string_view unit,
-                                                  Kind kind)>;
+using Namer =
+    std::function<std::optional<Naming>(std::string_view name, std::string_view unit, Kind kind)>;
 
 inline Namer NamerOf(const Conventions& conventions) {
   return [&conventions](std::string_view name, std::string_view unit, Kind kind) {
