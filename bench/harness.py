@@ -167,8 +167,10 @@ class Bench:
         self.procs = []
 
     def gpuscope_argv(self, gpus, port, interval_ms=1000, window="10m", counters=True):
+        # Each agent its own OTLP port: on the default :4318 only the first would have a receiver.
         return [self.gpuscope, "serve", "--simulate", self.scenario(gpus),
-                "-a", f"127.0.0.1:{port}", "-c", str(interval_ms), "--window", window,
+                "-a", f"127.0.0.1:{port}", "--otlp-listen-address", f"127.0.0.1:{free_port()}",
+                "-c", str(interval_ms), "--window", window,
                 "--log-level", "warn"] + (["-f", self.counters] if counters else [])
 
     def start_gpuscope(self, name, gpus, interval_ms=1000, window="10m", env=None):
