@@ -31,39 +31,12 @@ void Remediator::Start() {
       "(at least {} nodes)",
       actuator_->Name(), actuator_->Node(), options_.policy.dry_run, options_.policy.resume_after_s,
       options_.policy.breaker_fraction * 100, options_.policy.breaker_min_nodes);
-  thread_ = std::thread([this] { Loop(); });
+  worker_.Start();
 }
 
-void Remediator::Stop() {
-  {
-    std::lock_guard lock(wake_mu_);
-    stopping_ = true;
-  }
-  wake_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void Remediator::Stop() { worker_.Stop(); }
 
-void Remediator::Offer(Inputs inputs) {
-  {
-    std::lock_guard lock(wake_mu_);
-    pending_ = std::move(inputs);
-  }
-  wake_cv_.notify_one();
-}
-
-void Remediator::Loop() {
-  for (;;) {
-    Inputs inputs;
-    {
-      std::unique_lock lock(wake_mu_);
-      wake_cv_.wait(lock, [this] { return stopping_ || pending_.has_value(); });
-      if (stopping_) return;
-      inputs = std::move(*pending_);
-      pending_.reset();
-    }
-    RunOnce(inputs);
-  }
-}
+void Remediator::Offer(Inputs inputs) { worker_.Offer(std::move(inputs)); }
 
 void Remediator::RunOnce(const Inputs& inputs) {
   passes_.fetch_add(1);

@@ -22,14 +22,13 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <vector>
 
+#include "base/latest_worker.h"
 #include "export/family.h"
 #include "gpuscope/snapshot.h"
 #include "health/checks.h"
@@ -73,7 +72,6 @@ class Remediator {
 
  private:
   static constexpr std::size_t kOutcomes = 8;
-  void Loop();
   void Report(const Decision& d, Outcome result);
 
   RemediatorOptions options_;
@@ -83,11 +81,8 @@ class Remediator {
   mutable std::mutex counts_mu_;
   std::array<std::array<uint64_t, kOutcomes>, 2> counts_{};
   std::atomic<uint64_t> passes_{0};
-  std::mutex wake_mu_;  // pending_, stopping_
-  std::condition_variable wake_cv_;
-  std::optional<Inputs> pending_;
-  bool stopping_ = false;
-  std::thread thread_;
+  // Last: its thread runs RunOnce, so it stops before the members above go.
+  base::LatestWorker<Inputs> worker_{[this](Inputs& inputs) { RunOnce(inputs); }};
 };
 
 }  // namespace gpuscope::remediate

@@ -1,6 +1,5 @@
 #include "serve/kpi_join.h"
 
-#include <chrono>
 #include <map>
 #include <span>
 #include <string_view>
@@ -128,48 +127,11 @@ KpiJoin::KpiJoin(KpiJoinOptions options, otlp::Store& store, InputSource inputs,
 
 KpiJoin::~KpiJoin() { Stop(); }
 
-void KpiJoin::Start() {
-  if (thread_.joinable()) return;
-  {
-    std::lock_guard lock(wake_mu_);
-    stopping_ = false;
-  }
-  thread_ = std::thread([this] { Loop(); });
-}
+void KpiJoin::Start() { worker_.Start(); }
 
-void KpiJoin::Stop() {
-  {
-    std::lock_guard lock(wake_mu_);
-    stopping_ = true;
-  }
-  wake_cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void KpiJoin::Stop() { worker_.Stop(); }
 
-void KpiJoin::Wake() {
-  {
-    std::lock_guard lock(wake_mu_);
-    pending_ = true;
-  }
-  wake_cv_.notify_one();
-}
-
-void KpiJoin::Loop() {
-  using namespace std::chrono;
-  while (true) {
-    {
-      std::unique_lock lock(wake_mu_);
-      wake_cv_.wait(lock, [this] { return pending_ || stopping_; });
-      if (stopping_) return;
-      pending_ = false;
-    }
-    const auto started = steady_clock::now();
-    RunOnce();
-    const auto idle = (steady_clock::now() - started) * kIdleFactor;
-    std::unique_lock lock(wake_mu_);
-    if (wake_cv_.wait_for(lock, idle, [this] { return stopping_; })) return;
-  }
-}
+void KpiJoin::Wake() { worker_.Offer({}); }
 
 void KpiJoin::RunOnce() {
   const Inputs in = inputs_();

@@ -3,7 +3,7 @@
 // tracker and the KPIs per GPU for the web API, joined on a thread of their
 // own and published as one immutable KpiResult (an atomic shared_ptr).
 //
-// The sampler's publish hook only calls Wake() (a flag and a notify) and
+// The sampler's publish hook only calls Wake() (base/latest_worker.h) and
 // renders whatever Latest() holds, so no amount of application data can make
 // a sampling cycle late: the join's cost lands on its own thread, and at worst
 // the application families lag. Each join reads the latest attributed
@@ -22,20 +22,19 @@
 // Thread safety: Wake, Latest and joins() may be called from any thread;
 // RunOnce from one thread at a time (the join thread once Start ran, or a
 // test without it). Start and Stop from one thread (the agent's main thread).
-// Locks: `wake_mu_` is a leaf (nothing is called under it); a join takes the
-// store's and the diagnosis monitor's locks, one at a time, holding none of ours.
+// Locks: a join takes the store's and the diagnosis monitor's locks, one at a
+// time, holding none of ours (the worker's is a leaf).
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
-#include <thread>
+#include <variant>
 #include <vector>
 
 #include "analysis/report.h"
+#include "base/latest_worker.h"
 #include "collect/sampler.h"
 #include "export/family.h"
 #include "gpuscope/snapshot.h"
@@ -97,8 +96,6 @@ class KpiJoin {
   uint64_t joins() const { return joins_.load(std::memory_order_relaxed); }
 
  private:
-  void Loop();
-
   KpiJoinOptions options_;
   otlp::Store& store_;
   InputSource inputs_;
@@ -106,10 +103,8 @@ class KpiJoin {
   otlp::RegressionTracker tracker_;  // only RunOnce's thread
   std::atomic<std::shared_ptr<const KpiResult>> latest_{std::make_shared<const KpiResult>()};
   std::atomic<uint64_t> joins_{0};
-  std::mutex wake_mu_;  // pending_, stopping_ (a leaf)
-  std::condition_variable wake_cv_;
-  bool pending_ = false, stopping_ = false;
-  std::thread thread_;
+  // Last: its thread runs RunOnce, so it stops before the members above go.
+  base::LatestWorker<std::monostate> worker_{[this](std::monostate&) { RunOnce(); }, kIdleFactor};
 };
 
 }  // namespace gpuscope::serve
