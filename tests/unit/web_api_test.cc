@@ -121,7 +121,7 @@ TEST(WebGpus, KpisUnderTheirDevice) {
   View view;
   view.snapshot = std::make_shared<const Snapshot>(TwoGpus());
   const std::vector<KpiReading> kpis = {
-      {2, "step_duration", "app_step_duration_seconds", "train", 40, 10}};
+      {2, {"step_duration", "app_step_duration_seconds", "train", 40, 10}}};
   view.kpis = kpis;
   auto j = nlohmann::json::parse(GpusJson(view, AgentInfo{}));
   EXPECT_EQ(j["devices"][0]["kpis"].size(), 0u);
