@@ -52,11 +52,11 @@ test-release: build
 test-asan: asan
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 scripts/ctest.sh $(ASAN) $(CTEST_FLAGS)
 
-# Unit tests of collect, http, health (events included) and the serve
+# Unit tests of base (its worker thread), collect, http, health (events included) and the serve
 # assembly. Any report fails the run (scripts/test-tsan.sh; tests/tsan.supp
 # says why each entry exists). Wider, not yet run clean (docs/threads.md):
 # TSAN_TESTS='^(collect|http|health|attribution|serve)\.|^integration\.test_(serve_|attribution_|hung_call|missing_driver)'
-TSAN_TESTS ?= ^(collect|http|health|serve)\.
+TSAN_TESTS ?= ^(base|collect|http|health|serve)\.
 test-tsan: tsan
 	scripts/test-tsan.sh $(TSAN) '$(TSAN_TESTS)' $(CTEST_FLAGS)
 

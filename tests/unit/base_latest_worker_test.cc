@@ -51,17 +51,18 @@ TEST(LatestWorker, ValuesOfferedWhileBusyCollapseIntoTheNewest) {
 
 TEST(LatestWorker, RestsAMultipleOfTheRunBeforeTheNext) {
   std::vector<std::chrono::steady_clock::time_point> starts;
-  std::promise<void> second;
+  std::promise<void> first, second;
   LatestWorker<int> worker(
       [&](int&) {
         starts.push_back(std::chrono::steady_clock::now());
+        if (starts.size() == 1) first.set_value();
         if (starts.size() == 2) second.set_value();
         std::this_thread::sleep_for(20ms);
       },
       4);
   worker.Start();
   worker.Offer(1);
-  std::this_thread::sleep_for(5ms);  // the first run is under way
+  first.get_future().wait();  // the first run is under way
   worker.Offer(2);
   ASSERT_EQ(second.get_future().wait_for(10s), std::future_status::ready);
   worker.Stop();
