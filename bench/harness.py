@@ -573,6 +573,7 @@ def stage_sampling(b, smoke, full_window=True):
     for gpus, ms in configs:
         window = "60s" if ms == 100 and not full_window else "10m"
         runs.append((gpus, ms, window, b.start_gpuscope(f"sampling-{gpus}-{ms}", gpus, ms, window)))
+    started = time.monotonic()
     time.sleep(1 if smoke else (600 if full_window else 5))
     marks = [(time.monotonic(), thread_cpu_ns(p.pid)) for *_, p in runs]
     time.sleep(seconds)
@@ -591,6 +592,8 @@ def stage_sampling(b, smoke, full_window=True):
             "cpu_percent": sum(ms for _, ms in threads) / 10.0,
             "threads_ms_per_s": threads,
             "rss_kib": mem["VmRSS"], "hwm_kib": mem["VmHWM"],
+            # With --short-window the 1 s agents are read long before their window is full.
+            "filled": time.monotonic() - started >= {"10m": 600, "60s": 60}[window],
         }
     b.stop_all()
     return out
