@@ -149,7 +149,7 @@ def figures(r):
     for ms in (1000, 100):
         m8, m64 = mb(get(sp, f"8-{ms}", "rss_kib")), mb(get(sp, f"64-{ms}", "rss_kib"))
         window = get(sp, f"8-{ms}", "window") or ""
-        # Results saved before "filled" was recorded came from full-window runs.
+        # Results saved before "filled" was recorded are taken as full-window runs (the default).
         filled = get(sp, f"8-{ms}", "filled") is not False
         state = "filled" if filled else "not yet filled (--short-window)"
         judged = filled and m8 is not None and m64 is not None
