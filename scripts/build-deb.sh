@@ -58,7 +58,9 @@ for f in "$repo"/docs/*.md; do install -m 0644 "$f" "$doc/"; done
 gzip -9n "$doc"/*.md
 
 # Depends: the shared libraries of every ELF file, through dpkg-shlibdeps
-# (which wants a debian/control beside it).
+# (which wants a debian/control beside it), and libgnutls30, which the agent
+# loads on first use for TLS and basic auth (src/http/gnutls_on_demand.h), so
+# that no ELF file names it.
 mkdir -p "$pkg/src/debian" "$root/DEBIAN"
 printf 'Source: gpuscope\n\nPackage: gpuscope\nArchitecture: any\n' >"$pkg/src/debian/control"
 mapfile -t elves < <(find "$root/usr" -type f \( -name gpuscope -o -name '*.so*' \))
@@ -73,7 +75,7 @@ Version: $version
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $installed_kb
-Depends: adduser, $depends
+Depends: adduser, libgnutls30, $depends
 Section: admin
 Priority: optional
 Description: GPU observability agent for AI/ML clusters (NVIDIA)

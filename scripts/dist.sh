@@ -20,9 +20,13 @@ strip --strip-debug "$out/gpuscope"
 # find their own dependencies there through their $ORIGIN rpath.
 modules=("$build"/libgpuscope-*.so)
 cp "${modules[@]}" "$out/lib/"
-# Every resolved dependency of the binary and the modules except glibc's own
-# libraries and the loader.
-ldd "$bin" "${modules[@]}" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
+# Every resolved dependency of the binary, the modules and GnuTLS (loaded on
+# first use for TLS, src/http/gnutls_on_demand.h) except glibc's own libraries
+# and the loader.
+gnutls=$(ldconfig -p | awk '$1 == "libgnutls.so.30" && $NF ~ /^\// {print $NF; exit}')
+[ -n "$gnutls" ] || { echo "dist: libgnutls.so.30 is not installed (apt install libgnutls30)" >&2; exit 1; }
+cp -L "$gnutls" "$out/lib/"
+ldd "$bin" "${modules[@]}" "$gnutls" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
   grep -Ev '/(libc|libm|libdl|libpthread|librt|libresolv|libutil|ld-linux[^/]*)\.so' |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 strip --strip-debug "$out"/lib/*.so* 2>/dev/null || true

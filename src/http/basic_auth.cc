@@ -2,6 +2,7 @@
 
 #include <crypt.h>
 #include <gnutls/crypto.h>
+#include <sys/random.h>
 
 #include <algorithm>
 #include <array>
@@ -109,7 +110,8 @@ BasicAuth::BasicAuth(std::map<std::string, std::string> users)
   int cost = 4;
   for (const auto& [user, hash] : users_) cost = std::max(cost, BcryptCost(hash));
   dummy_hash_ = DummyBcryptHash(cost);
-  if (gnutls_rnd(GNUTLS_RND_KEY, key_.data(), key_.size()) != 0) {
+  // getrandom, not gnutls_rnd: an agent without users must not load GnuTLS for this.
+  if (getrandom(key_.data(), key_.size(), 0) != static_cast<ssize_t>(key_.size())) {
     // No randomness: the cache still works, keyed by a fixed key; it only weakens the
     // protection of a memory dump, so keep serving.
     key_.assign(kKeyBytes, 'k');

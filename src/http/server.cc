@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "http/basic_auth.h"
+#include "http/gnutls_on_demand.h"
 #include "http/head_deadline.h"
 #include "http/server_internal.h"
 #include "http/tls.h"
@@ -127,6 +128,11 @@ Result<std::shared_ptr<const Server::Config>> Server::LoadConfig() const {
     Result<TlsMaterial> tls = LoadTlsMaterial(*config->web.tls);
     if (!tls.ok()) return tls.status().Context(options_.web_config_file);
     config->tls = std::move(*tls);
+  }
+  if (!config->web.basic_auth_users.empty()) {
+    // Verified passwords are cached under an HMAC (GnuTLS).
+    Status loaded = LoadGnuTls("basic_auth_users");
+    if (!loaded.ok()) return loaded.Context(options_.web_config_file);
   }
   // A fresh instance per load: a reload forgets every verified password.
   config->auth = std::make_shared<BasicAuth>(config->web.basic_auth_users);

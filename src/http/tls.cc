@@ -8,6 +8,8 @@
 #include <memory>
 #include <sstream>
 
+#include "http/gnutls_on_demand.h"
+
 namespace gpuscope::http {
 namespace {
 
@@ -165,6 +167,7 @@ std::string TlsPriorities(const TlsConfig& config) {
 }
 
 Result<TlsMaterial> LoadTlsMaterial(const TlsConfig& config) {
+  if (Status loaded = LoadGnuTls("TLS (tls_server_config)"); !loaded.ok()) return loaded;
   TlsMaterial material;
   std::vector<std::string> paths = {config.cert_file, config.key_file};
   // Stamp first: a file replaced while being read is noticed and read again on the next check.

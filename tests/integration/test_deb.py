@@ -58,7 +58,7 @@ def check_contents(deb):
     field = lambda name: subprocess.run(["dpkg-deb", "-f", deb, name], capture_output=True,
                                         text=True).stdout.strip()
     depends = field("Depends")
-    for dep in ("adduser", "libmicrohttpd12", "libyaml-cpp0.7", "libc6"):
+    for dep in ("adduser", "libgnutls30", "libyaml-cpp0.7", "libc6"):
         check(re.search(r"(^|, )%s( |,|$)" % re.escape(dep), depends),
               "Depends lacks %s: %s" % (dep, depends))
     version = field("Version")

@@ -43,14 +43,19 @@ def make_dist(workdir):
                for m in ("libgpuscope-grpc.so", "libgpuscope-curl.so", "libgpuscope-otlp.so")]
     ldd = subprocess.run(["ldd", gs] + modules, capture_output=True, text=True, env=env).stdout
     check("not found" not in ldd, "a library is missing:\n" + ldd)
-    for lib in ("libmicrohttpd", "libgrpc++", "libcurl", "libprotobuf", "libyaml-cpp",
-                "libstdc++"):
+    for lib in ("libgrpc++", "libcurl", "libprotobuf", "libyaml-cpp", "libstdc++"):
         m = re.search(r"^\s*%s\S* => (\S+)" % re.escape(lib), ldd, re.M)
         check(m and m.group(1).startswith(os.path.join(dist, "lib")),
               "%s is not taken from dist/lib:\n%s" % (lib, ldd))
-    # The agent itself maps neither gRPC, libcurl nor libprotobuf: they come with the modules.
+    # The agent itself maps neither gRPC, libcurl nor libprotobuf: they come with the modules;
+    # nor GnuTLS, loaded on first use from lib/.
     own = subprocess.run(["ldd", gs], capture_output=True, text=True, env=env).stdout
-    check(not re.search(r"libgrpc|libcurl|libprotobuf", own), "the binary links them:\n" + own)
+    check(not re.search(r"libgrpc|libcurl|libprotobuf|libgnutls|libmicrohttpd", own),
+          "the binary links them:\n" + own)
+    gnutls = os.path.join(dist, "lib", "libgnutls.so.30")
+    check(os.path.exists(gnutls), "dist/lib lacks libgnutls.so.30")
+    tls_deps = subprocess.run(["ldd", gnutls], capture_output=True, text=True, env=env).stdout
+    check("not found" not in tls_deps, "a library of GnuTLS is missing:\n" + tls_deps)
     # The HTTP client's module loads from lib/: the error is curl's, not a missing module.
     p = subprocess.run([gs, "diagnose", "--agent", "http://127.0.0.1:9"], capture_output=True,
                        text=True, env=env, timeout=60)

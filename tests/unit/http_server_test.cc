@@ -99,6 +99,13 @@ TEST_F(ServerTest, GetReturnsTheBody) {
   EXPECT_FALSE(server->tls_enabled());
 }
 
+TEST_F(ServerTest, APlainServerNeverMapsGnuTls) {
+  if (testing::MapsGnuTls()) GTEST_SKIP() << "an earlier test in this process loaded GnuTLS";
+  auto server = StartServer({});
+  EXPECT_EQ(Curl(dir_, Url(*server, "/metrics")).code, 200);
+  EXPECT_FALSE(testing::MapsGnuTls());
+}
+
 TEST_F(ServerTest, HeadSendsHeadersOnly) {
   auto server = StartServer({});
   std::string response = RawRequest(server->port(), "HEAD /metrics HTTP/1.0\r\n\r\n");

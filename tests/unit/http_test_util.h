@@ -57,6 +57,11 @@ inline std::string Shell(const std::string& command, int* status = nullptr) {
   return out;
 }
 
+// Whether this process has mapped libgnutls (loaded on first use, http/gnutls_on_demand.h).
+inline bool MapsGnuTls() {
+  return ReadAll("/proc/self/maps").find("libgnutls") != std::string::npos;
+}
+
 struct CurlResult {
   int code = 0;  // HTTP status, 0 when no response
   std::string body;

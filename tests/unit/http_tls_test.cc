@@ -88,6 +88,7 @@ TEST_F(TlsTest, ServesHttpsWithTheConfiguredCertificate) {
   auto server =
       StartServer("tls_server_config:\n  cert_file: server.crt\n  key_file: server.key\n");
   EXPECT_TRUE(server->tls_enabled());
+  EXPECT_TRUE(testing::MapsGnuTls());  // loaded for TLS only
   CurlResult result = Curl(dir_, TrustServer("server") + Url(*server));
   EXPECT_EQ(result.code, 200);
   EXPECT_EQ(result.body, "gpu 1\n");
