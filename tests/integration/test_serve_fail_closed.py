@@ -11,6 +11,9 @@ for a directory or an empty file keeps the running configuration and logs the
 error: HTTPS with credentials keeps answering, plain HTTP and requests without
 credentials keep being refused, and the DCGM families stay.
 
+A web-config with TLS or basic-auth users where libgnutls.so.30 cannot be
+loaded (GnuTLS is loaded on first use) exits non-zero with the reason.
+
 Non-finite and out-of-range numbers (nan, inf, 1e13, negative) for the
 numeric settings exit non-zero naming the setting, from a flag, the
 environment or the --config file.
@@ -28,7 +31,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import Serve, check, main, run, wait_until  # noqa: E402
+from gpuscope_testlib import (GPUSCOPE, Serve, check, clean_env, main, run,  # noqa: E402
+                              wait_until)
 
 SIM = ["serve", "--simulate", "training-8xh100", "-a", "127.0.0.1:0"]
 
@@ -118,6 +122,40 @@ class ServeFailClosedTest(unittest.TestCase):
         expect_failure(["-f", comments], [comments, "lists no fields"])
         web_comments = write(os.path.join(self.d, "comments.yml"), "# nothing\n")
         expect_failure(["--web-config-file", web_comments], [web_comments, "has no settings"])
+
+    def test_without_gnutls(self):
+        """TLS or basic auth where libgnutls.so.30 cannot be loaded (GnuTLS is loaded on first
+        use): serve refuses to start with the reason, never serves plain HTTP instead. The
+        library is hidden by a bind mount in a private mount namespace."""
+        cache = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+        lib = next((line.split()[-1] for line in cache.splitlines()
+                    if line.split() and line.split()[0] == "libgnutls.so.30"), None)
+        check(lib is not None, "libgnutls.so.30 is not in the ldconfig cache:\n" + cache)
+        probe = subprocess.run(["unshare", "-m", "mount", "--bind", "/dev/null", lib],
+                               capture_output=True, text=True)
+        if probe.returncode != 0:
+            self.skipTest("needs a private mount namespace (unshare -m, as root): "
+                          + probe.stderr.strip())
+        key, crt = os.path.join(self.d, "server.key"), os.path.join(self.d, "server.crt")
+        sh("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2",
+           "-subj", "/CN=127.0.0.1", "-keyout", key, "-out", crt)
+        hashed = subprocess.run(["htpasswd", "-nbBC", "10", "u", "p"], capture_output=True,
+                                text=True, check=True).stdout.strip().split(":", 1)[1]
+        cases = [("tls", "tls_server_config:\n  cert_file: %s\n  key_file: %s\n" % (crt, key),
+                  "TLS (tls_server_config) needs libgnutls.so.30"),
+                 ("auth", "basic_auth_users:\n  u: '%s'\n" % hashed,
+                  "basic_auth_users needs libgnutls.so.30")]
+        for name, text, needle in cases:
+            web = write(os.path.join(self.d, name + ".yml"), text)
+            script = 'mount --bind /dev/null "$1" && shift && exec "$@"'
+            p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", lib, GPUSCOPE] + SIM
+                               + ["--web-config-file", web], capture_output=True, text=True,
+                               env=clean_env(), timeout=30)
+            check(p.returncode != 0, "%s without GnuTLS: exit 0, it must fail closed\n%s"
+                  % (name, p.stderr))
+            check(needle in p.stderr and web in p.stderr,
+                  "%s without GnuTLS: %r and the file not in stderr:\n%s" % (name, needle, p.stderr))
+            print("without GnuTLS: %s refused: %s" % (name, p.stderr.strip().splitlines()[-1]))
 
     def test_reload(self):
         key, crt = os.path.join(self.d, "server.key"), os.path.join(self.d, "server.crt")
