@@ -16,7 +16,6 @@
 //       "zero" (callgrind: zero the counts) and "dump NAME" (dump them),
 //       answering "ok" to each; ends at EOF or "quit".
 #include <benchmark/benchmark.h>
-#include <spdlog/spdlog.h>
 #include <valgrind/callgrind.h>
 
 #include <chrono>
@@ -27,6 +26,7 @@
 #include <string>
 #include <thread>
 
+#include "base/log.h"
 #include "bench_common.h"
 #include "export/render.h"
 #include "http/server.h"
@@ -158,7 +158,7 @@ int RunServe(const Args& args) {
 int main(int argc, char** argv) {
   using namespace gpuscope::bench;
   const Args args = ParseArgs(argc, argv);
-  spdlog::set_level(spdlog::level::warn);
+  gpuscope::log::SetLevel(gpuscope::log::Level::kWarn);
   if (args.mode == "counters") {
     std::fputs(AllCountersCsv().c_str(), stdout);
     return 0;

@@ -12,7 +12,7 @@ packages=(
   gcc binutils
   # fuzzing: clang and its runtime (libFuzzer) of the same version
   clang libclang-rt-14-dev
-  libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+  libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libfmt-dev
   nlohmann-json3-dev libcli11-dev libcrypt-dev libcurl4-gnutls-dev zlib1g-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks

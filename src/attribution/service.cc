@@ -1,7 +1,5 @@
 #include "attribution/service.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -9,6 +7,7 @@
 #include <mutex>
 
 #include "attribution/source.h"
+#include "base/log.h"
 
 namespace gpuscope::attribution {
 
@@ -56,9 +55,9 @@ void LogSourceChanges(const Attribution& fresh, std::vector<std::string>& last_e
   if (errors == last_errors) return;
   for (const auto& source : fresh.sources) {
     if (!source.up)
-      spdlog::warn("attribution source {} is down: {}", source.name, source.error);
+      log::Warn("attribution source {} is down: {}", source.name, source.error);
     else
-      spdlog::info("attribution source {} is up", source.name);
+      log::Info("attribution source {} is up", source.name);
   }
   last_errors = std::move(errors);
 }
@@ -110,8 +109,8 @@ void Service::Stop() {
     thread.join();
     return;
   }
-  spdlog::warn("attribution refresh still blocked in a source after {} s; not waiting for it",
-               std::chrono::duration<double>(kStopWait).count());
+  log::Warn("attribution refresh still blocked in a source after {} s; not waiting for it",
+            std::chrono::duration<double>(kStopWait).count());
   thread.detach();
 }
 

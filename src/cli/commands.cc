@@ -1,8 +1,5 @@
 #include "cli/commands.h"
 
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <ostream>
 
@@ -110,12 +107,6 @@ int ExitCodeFor(const Status& status) {
       return 1;
   }
   return 1;
-}
-
-void LogToStderr() {
-  auto logger = std::make_shared<spdlog::logger>("gpuscope",
-                                                 std::make_shared<spdlog::sinks::stderr_sink_mt>());
-  spdlog::set_default_logger(std::move(logger));
 }
 
 std::string Usage() {

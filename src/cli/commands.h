@@ -50,10 +50,6 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv);
 // GPU lost), 1 anything else. 0 for Ok.
 int ExitCodeFor(const Status& status);
 
-// Sends spdlog's default logger to stderr (its default is stdout, which
-// would corrupt CSV and other machine-read output). main calls it first.
-void LogToStderr();
-
 // `gpuscope --help` text, listing the table.
 std::string Usage();
 

@@ -1,13 +1,12 @@
 #include "cli/diagnose_command.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <ostream>
 
 #include "analysis/report.h"
+#include "base/log.h"
 #include "cli/options.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
@@ -192,7 +191,7 @@ Status RunDiagnose(Invocation& inv) {
   }
   Result<std::string> library = PrepareNvml(inv.common);
   if (!library.ok()) return library.status();
-  spdlog::set_level(spdlog::level::warn);
+  log::SetLevel(log::Level::kWarn);
   const auto env = [](const char* name) { return std::getenv(name); };
   const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
   Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds)

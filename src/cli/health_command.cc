@@ -1,7 +1,6 @@
 #include "cli/health_command.h"
 
-#include <spdlog/spdlog.h>
-
+#include "base/log.h"
 #include "cli/options.h"
 #include "collect/selection.h"
 #include "health/report.h"
@@ -81,7 +80,7 @@ Status RunHealth(Invocation& inv) {
   options.sampler.nvml_path = *library;
   options.watch_seconds = args->watch_seconds;
   options.attribution = inv.common.attribution;
-  spdlog::set_level(spdlog::level::err);  // the report says what matters
+  log::SetLevel(log::Level::kError);  // the report says what matters
   const health::HealthReport report = serve::RunHealthOnce(options);
   inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
   return Status::Ok();

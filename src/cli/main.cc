@@ -12,7 +12,6 @@ int main(int argc, char** argv) {
   using gpuscope::Status;
   namespace cli = gpuscope::cli;
 
-  cli::LogToStderr();
   Result<cli::Invocation> inv =
       cli::ParseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   Status status = inv.status();

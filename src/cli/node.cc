@@ -1,9 +1,8 @@
 #include "cli/node.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdlib>
 
+#include "base/log.h"
 #include "collect/sampler.h"
 #include "nvml/library.h"
 
@@ -43,7 +42,7 @@ Result<std::unique_ptr<Node>> Node::Open(const CommonOptions& options) {
   Result<std::string> path = PrepareNvml(options);
   if (!path.ok()) return path.status();
   // One-shot commands print only what was asked; warnings still reach stderr.
-  spdlog::set_level(spdlog::level::warn);
+  log::SetLevel(log::Level::kWarn);
   collect::SamplerOptions sampler_options;
   sampler_options.nvml_path = *path;
   auto sampler = std::make_unique<collect::Sampler>(sampler_options);

@@ -2,7 +2,6 @@
 
 #include <malloc.h>
 #include <signal.h>
-#include <spdlog/spdlog.h>
 
 #include <cerrno>
 #include <cmath>
@@ -12,6 +11,7 @@
 #include <optional>
 
 #include "base/config_file.h"
+#include "base/log.h"
 #include "cli/serve_config.h"
 #include "cli/settings.h"
 #include "serve/agent.h"
@@ -54,24 +54,24 @@ struct Service {
 void LogCounterWarnings(const std::string& counters_path, const prom::CounterSet& counters) {
   for (const std::string& warning : counters.warnings) {
     if (counters_path.empty()) {
-      spdlog::debug("default counters: {}", warning);
+      log::Debug("default counters: {}", warning);
     } else {
-      spdlog::warn("{}", warning);
+      log::Warn("{}", warning);
     }
   }
 }
 
 void Reload(Service& s) {
-  spdlog::info("SIGHUP: reloading the counters file and the web-config file");
+  log::Info("SIGHUP: reloading the counters file and the web-config file");
   Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
   if (!counters.ok()) {
-    spdlog::error("reload: keeping the previous counters: {}", counters.status().message());
+    log::Error("reload: keeping the previous counters: {}", counters.status().message());
   } else {
     LogCounterWarnings(s.config.counters_path, *counters);
     s.agent->SetCounters(std::move(*counters));
   }
   Status web = s.agent->ReloadWebConfig();
-  if (!web.ok()) spdlog::error("reload: keeping the previous web-config: {}", web.message());
+  if (!web.ok()) log::Error("reload: keeping the previous web-config: {}", web.message());
 }
 
 // Waits for SIGTERM/SIGINT, handling SIGHUP and late event-thread starts.
@@ -80,7 +80,7 @@ void WaitForSignals(Service& s, const sigset_t& signals) {
     const timespec tick{1, 0};
     const int signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal == SIGTERM || signal == SIGINT) {
-      spdlog::info("{}: stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
+      log::Info("{}: stopping", signal == SIGTERM ? "SIGTERM" : "SIGINT");
       return;
     }
     if (signal == SIGHUP) Reload(s);
@@ -95,7 +95,7 @@ Status Configure(Invocation& inv, Service& s) {
   if (!config.ok()) return config.status();
   s.config = std::move(*config);
   serve::AgentOptions& agent = s.config.agent;
-  spdlog::set_level(spdlog::level::from_str(s.config.log_level));
+  log::SetLevel(log::ParseLevel(s.config.log_level).value_or(log::Level::kOff));
   Result<prom::CounterSet> counters = LoadCounters(s.config.counters_path);
   if (!counters.ok()) return counters.status();
   LogCounterWarnings(s.config.counters_path, *counters);

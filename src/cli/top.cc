@@ -1,6 +1,5 @@
 #include "cli/top.h"
 
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <ostream>
 
 #include "analysis/report.h"
+#include "base/log.h"
 #include "cli/options.h"
 #include "cli/stop.h"
 #include "cli/top_frame.h"
@@ -147,7 +147,7 @@ Status RunTop(Invocation& inv) {
   }
   Result<std::string> library = PrepareNvml(inv.common);
   if (!library.ok()) return library.status();
-  spdlog::set_level(spdlog::level::warn);
+  log::SetLevel(log::Level::kWarn);
   collect::SamplerOptions options = MakeSamplerOptions(*library, *args);
   if (!args->ids.empty()) {
     Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);

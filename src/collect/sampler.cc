@@ -1,10 +1,9 @@
 #include "collect/sampler.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 
+#include "base/log.h"
 #include "collect/inventory.h"
 #include "collect/sampler_slot.h"
 
@@ -80,8 +79,8 @@ void Sampler::ShutdownWorkers() {
     if (!slot->worker->Shutdown(deadline)) ++detached;
   }
   if (detached > 0) {
-    spdlog::warn("{} GPU worker(s) still inside an NVML call at shutdown; not waiting for them",
-                 detached);
+    log::Warn("{} GPU worker(s) still inside an NVML call at shutdown; not waiting for them",
+              detached);
   }
   slots_.clear();
 }
@@ -105,7 +104,7 @@ Status Sampler::OpenLocked() {
   ShutdownWorkers();
   for (std::size_t i : *picked) {
     const DeviceEntry& e = (*entries)[i];
-    if (!e.error.ok()) spdlog::warn("GPU {} did not open: {}", e.info.index, e.error.message());
+    if (!e.error.ok()) log::Warn("GPU {} did not open: {}", e.info.index, e.error.message());
     auto reader = std::make_unique<DeviceReader>(library, e.info, e.device, e.error,
                                                  PlanFor(e.info, options_));
     slots_.push_back(std::make_unique<Slot>(e.info, std::make_unique<GpuWorker>(std::move(reader)),
@@ -118,8 +117,8 @@ Status Sampler::OpenLocked() {
     std::lock_guard lock(publish_mu_);
     published_library_ = library_;
   }
-  spdlog::info("NVML up: {} (driver {}), watching {} device(s)", library_->path(),
-               system_.driver_version, slots_.size());
+  log::Info("NVML up: {} (driver {}), watching {} device(s)", library_->path(),
+            system_.driver_version, slots_.size());
   return Status::Ok();
 }
 
@@ -130,7 +129,7 @@ bool Sampler::EnsureLibrary(double now) {
   const Status status = OpenLocked();
   if (status.ok()) return true;
   if (status.message() != nvml_error_) {
-    spdlog::warn("NVML unavailable: {} (retrying with backoff)", status.message());
+    log::Warn("NVML unavailable: {} (retrying with backoff)", status.message());
   }
   nvml_error_ = status.message();
   open_backoff_ = open_backoff_ <= 0 ? options_.nvml_retry_min_s

@@ -1,11 +1,10 @@
 // One sampler cycle: dispatch reads to the workers, wait up to the watchdog
 // deadline, merge what came back, publish.
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 
+#include "base/log.h"
 #include "collect/read_context.h"
 #include "collect/sampler.h"
 #include "collect/sampler_slot.h"
@@ -143,8 +142,8 @@ void Sampler::Collect(std::size_t position, std::chrono::steady_clock::time_poin
     // Not past the watchdog yet: the previous values and state stand.
     if (slot.lost || busy_s < options_.watchdog_s) return;
     if (slot.sample.state != GpuState::kStale) {
-      spdlog::warn("GPU {} ({}): NVML call hung; serving its last values", slot.info.index,
-                   slot.info.uuid);
+      log::Warn("GPU {} ({}): NVML call hung; serving its last values", slot.info.index,
+                slot.info.uuid);
     }
     slot.sample.state = GpuState::kStale;
     slot.sample.state_reason = StaleReason(busy_s);
@@ -162,7 +161,7 @@ void Sampler::Apply(std::size_t position, Reading&& reading) {
     return;
   }
   if (slot.lost || slot.sample.state == GpuState::kStale) {
-    spdlog::info("GPU {} ({}) answers again", slot.info.index, slot.info.uuid);
+    log::Info("GPU {} ({}) answers again", slot.info.index, slot.info.uuid);
   }
   slot.lost = false;
   slot.retry_backoff = 0;
@@ -179,7 +178,7 @@ void Sampler::Apply(std::size_t position, Reading&& reading) {
 
 void Sampler::MarkLost(Slot& slot, const Reading& reading) {
   if (!slot.lost) {
-    spdlog::warn("GPU {} ({}) is lost: {}", slot.info.index, slot.info.uuid, reading.error);
+    log::Warn("GPU {} ({}) is lost: {}", slot.info.index, slot.info.uuid, reading.error);
     slot.retry_backoff = options_.lost_retry_min_s;
   } else {
     slot.retry_backoff = std::min(slot.retry_backoff * 2, options_.lost_retry_max_s);

@@ -1,10 +1,9 @@
 #include "health/events.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <chrono>
 
+#include "base/log.h"
 #include "nvml/library.h"
 
 namespace gpuscope::health {
@@ -118,7 +117,7 @@ Result<std::unique_ptr<EventMonitor>> EventMonitor::Start(const nvml::Library& l
     } else {
       // One GPU without events (lost, too old) must not stop the others.
       last_error = mask.status().message();
-      spdlog::warn("events: {}", last_error);
+      log::Warn("events: {}", last_error);
     }
   }
   if (registered.empty()) {
@@ -192,7 +191,7 @@ void EventMonitor::Run() {
     // A lost GPU or driver trouble: note it, pause (so a persistent error
     // does not spin), and keep waiting for the other GPUs' events.
     if (tracker_.state().error != got.status().message()) {
-      spdlog::warn("events: {}", got.status().message());
+      log::Warn("events: {}", got.status().message());
     }
     tracker_.WaitFailed(got.status().message());
     cv_.wait_for(lock, std::chrono::milliseconds(pause_ms), [this] { return stop_; });

@@ -1,12 +1,12 @@
 #include <arpa/inet.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
 #include <optional>
 
+#include "base/log.h"
 #include "base/text.h"
 #include "http/head_deadline.h"
 #include "http/server_internal.h"
@@ -360,9 +360,9 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
   try {
     return route->second.handler(request);
   } catch (const std::exception& e) {
-    spdlog::error("http: handler for {} failed: {}", url, e.what());
+    log::Error("http: handler for {} failed: {}", url, e.what());
   } catch (...) {
-    spdlog::error("http: handler for {} failed", url);
+    log::Error("http: handler for {} failed", url);
   }
   return Response::Text(500, "Internal Server Error\n");
 }

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <microhttpd.h>
-#include <spdlog/spdlog.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/log.h"
 #include "http/basic_auth.h"
 #include "http/gnutls_on_demand.h"
 #include "http/head_deadline.h"
@@ -49,7 +49,7 @@ void RaiseDescriptorLimit(unsigned connections) {
     setrlimit(RLIMIT_NOFILE, &limit);
   }
   if (limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < wanted) {
-    spdlog::warn(
+    log::Warn(
         "http: open-file limit {} is below max-connections {} + {}; raise it (ulimit -n, "
         "LimitNOFILE=) or lower max-connections",
         limit.rlim_cur, connections, kSpareDescriptors);
@@ -64,7 +64,7 @@ void LogFromMhd(void*, const char* format, va_list args) {
   std::vsnprintf(line, sizeof(line), format, args);
   std::string_view text(line);
   while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  spdlog::debug("http: {}", text);  // client misbehaviour, TLS handshake failures
+  log::Debug("http: {}", text);  // client misbehaviour, TLS handshake failures
 }
 
 // MHD closes a listen socket it failed to use on some error paths and not on others. The
@@ -122,7 +122,7 @@ Result<std::shared_ptr<const Server::Config>> Server::LoadConfig() const {
     Result<WebConfig> web = LoadWebConfig(options_.web_config_file);
     if (!web.ok()) return web.status();
     config->web = std::move(*web);
-    for (const std::string& warning : config->web.warnings) spdlog::warn("{}", warning);
+    for (const std::string& warning : config->web.warnings) log::Warn("{}", warning);
   }
   if (config->web.tls) {
     Result<TlsMaterial> tls = LoadTlsMaterial(*config->web.tls);
@@ -215,9 +215,6 @@ Status Server::Apply(std::shared_ptr<const Config> config, bool force_restart) {
 Status Server::Start() {
   std::lock_guard lock(control_mu_);
   if (daemon_ != nullptr) return Status::Ok();
-  // Creates spdlog's registry before libmicrohttpd's threads log: its lazy
-  // init inside the uninstrumented libspdlog is invisible to ThreadSanitizer.
-  spdlog::default_logger_raw();
   Result<std::shared_ptr<const Config>> config = LoadConfig();
   if (!config.ok()) return config.status();
   RaiseDescriptorLimit(options_.max_connections);
@@ -271,7 +268,7 @@ void Server::ReloadChangedCertificates(std::vector<FileStamp>& failed) {
   if (now == current->tls->stamps || now == failed) return;
   Result<TlsMaterial> tls = LoadTlsMaterial(*current->web.tls);
   if (!tls.ok()) {
-    spdlog::warn("http: keeping the current certificate: {}", tls.status().message());
+    log::Warn("http: keeping the current certificate: {}", tls.status().message());
     failed = now;
     return;
   }
@@ -280,9 +277,9 @@ void Server::ReloadChangedCertificates(std::vector<FileStamp>& failed) {
   next->tls = std::move(*tls);
   Status status = Apply(std::move(next), false);
   if (status.ok()) {
-    spdlog::info("http: TLS certificate files changed, reloaded");
+    log::Info("http: TLS certificate files changed, reloaded");
   } else {
-    spdlog::warn("http: certificate reload failed: {}", status.message());
+    log::Warn("http: certificate reload failed: {}", status.message());
   }
 }
 

@@ -1,10 +1,10 @@
 #include "otlp/receiver.h"
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cmath>
 #include <mutex>
+
+#include "base/log.h"
 
 namespace gpuscope::otlp {
 namespace {
@@ -127,7 +127,7 @@ http::Response Receiver::Handle(const http::Request& request) {
   if (!loaded.ok()) {  // a broken install: say so to the operator, and to each sender
     static std::once_flag logged;
     std::call_once(logged, [&] {
-      spdlog::error("otlp: {}; POST /v1/metrics answers 503", loaded.status().message());
+      log::Error("otlp: {}; POST /v1/metrics answers 503", loaded.status().message());
     });
     store_.CountRequest(503);
     http::Response response;

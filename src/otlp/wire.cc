@@ -5,7 +5,10 @@
 namespace gpuscope::otlp {
 
 const Result<const WireCodec*>& Wire() {
-  return ModuleTable(kWireModule, "gpuscope_otlp_wire", gpuscope_otlp_wire);
+  const Result<const WireCodec*>& wire =
+      ModuleTable(kWireModule, "gpuscope_otlp_wire", gpuscope_otlp_wire);
+  if (wire.ok()) (*wire)->set_log_level(log::GetLevel());
+  return wire;
 }
 
 }  // namespace gpuscope::otlp

@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 
+#include "base/log.h"
 #include "gpuscope/status.h"
 #include "otlp/decode.h"
 
@@ -49,9 +50,12 @@ struct WireCodec {
   std::string (*status_body)(int grpc_code, const std::string& message, Encoding encoding);
   // An ExportMetricsServiceResponse body; partial_success set only when `rejected` > 0.
   std::string (*response_body)(uint64_t rejected, const std::string& message, Encoding encoding);
+  // The module's log level (it logs libprotobuf's complaints through its own copy of base/log).
+  void (*set_log_level)(log::Level level);
 };
 
-// The module's table, loaded on the first call; the failure (the module missing) is kept.
+// The module's table, loaded on the first call; the failure (the module missing) is kept. Each
+// call hands the module the process's log level.
 const Result<const WireCodec*>& Wire();
 
 }  // namespace gpuscope::otlp

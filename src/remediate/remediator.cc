@@ -1,8 +1,8 @@
 #include "remediate/remediator.h"
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
+#include "base/log.h"
 #include "export/builtin_families.h"
 
 namespace gpuscope::remediate {
@@ -26,7 +26,7 @@ Remediator::Remediator(RemediatorOptions options, std::unique_ptr<Actuator> actu
 Remediator::~Remediator() { Stop(); }
 
 void Remediator::Start() {
-  spdlog::info(
+  log::Info(
       "remediation on: actuator={} node={} dry_run={} resume_after={}s breaker={}% "
       "(at least {} nodes)",
       actuator_->Name(), actuator_->Node(), options_.policy.dry_run, options_.policy.resume_after_s,
@@ -72,9 +72,9 @@ void Remediator::Report(const Decision& d, Outcome result) {
       ActionName(d.action), OutcomeName(result), actuator_->Name(), actuator_->Node(),
       options_.policy.dry_run, d.keys.empty() ? "-" : Joined(d.keys), d.reason, d.detail);
   if (result == Outcome::kError || result == Outcome::kBreakerOpen) {
-    spdlog::warn(line);
+    log::Warn("{}", line);
   } else {
-    spdlog::info(line);
+    log::Info("{}", line);
   }
 }
 

@@ -1,9 +1,8 @@
 #include "serve/agent.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
+#include "base/log.h"
 #include "gpuscope/version.h"
 #include "serve/endpoints.h"
 #include "serve/jobs_endpoints.h"
@@ -85,13 +84,13 @@ Status Agent::StartOtlp() {
   if (!otlp_server_) return Status::Ok();
   Status started = otlp_server_->Start();
   if (started.ok()) {
-    spdlog::info("OTLP/HTTP metrics receiver on {} (otlp port {}{}), POST {}",
-                 options_.otlp_listen_address, otlp_server_->port(),
-                 otlp_server_->tls_enabled() ? ", TLS" : "", otlp::kMetricsPath);
+    log::Info("OTLP/HTTP metrics receiver on {} (otlp port {}{}), POST {}",
+              options_.otlp_listen_address, otlp_server_->port(),
+              otlp_server_->tls_enabled() ? ", TLS" : "", otlp::kMetricsPath);
     return started;
   }
   if (options_.otlp_address_explicit) return started.Context("otlp-listen-address");
-  spdlog::warn(
+  log::Warn(
       "OTLP receiver off: {} (set --otlp-listen-address to another address, or to "
       "'' to silence this)",
       started.message());
@@ -126,7 +125,7 @@ Status Agent::Start() {
     remediator_->Start();
   }
   Status opened = sampler_->Open();
-  if (!opened.ok()) spdlog::warn("NVML not available yet (retrying): {}", opened.message());
+  if (!opened.ok()) log::Warn("NVML not available yet (retrying): {}", opened.message());
   Poll();
   SnapshotPtr first = sampler_->SampleOnce();
   RegisterEndpoints(*server_, *exporter_);
@@ -139,10 +138,10 @@ Status Agent::Start() {
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join
   sampler_->Start();
-  spdlog::info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}", Version(),
-               GitCommit(), options_.server.listen_address, server_->port(),
-               server_->tls_enabled() ? ", TLS" : "", first->gpus.size(), options_.source,
-               options_.frozen_time ? ", clock frozen" : "");
+  log::Info("gpuscope {} ({}) serving /metrics on {} (port {}{}), {} GPUs from {}{}", Version(),
+            GitCommit(), options_.server.listen_address, server_->port(),
+            server_->tls_enabled() ? ", TLS" : "", first->gpus.size(), options_.source,
+            options_.frozen_time ? ", clock frozen" : "");
   return Status::Ok();
 }
 
@@ -156,7 +155,7 @@ void Agent::Poll() {
   options.clock = clock_;
   auto monitor = health::EventMonitor::Start(*library, options);
   if (!monitor.ok()) {
-    spdlog::info("XID/ECC events not watched: {}", monitor.status().message());
+    log::Info("XID/ECC events not watched: {}", monitor.status().message());
     return;
   }
   events_library_ = std::move(library);

@@ -1,9 +1,8 @@
 #include "serve/cycle.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
+#include "base/log.h"
 #include "http/gzip.h"
 
 namespace gpuscope::serve {
@@ -33,7 +32,7 @@ std::shared_ptr<const std::string> Cycle::Gzipped(prom::Format format) const {
     if (gzipped.ok()) {
       gzipped_[i] = std::make_shared<const std::string>(std::move(*gzipped));
     } else {
-      spdlog::warn("/metrics is served uncompressed this cycle: {}", gzipped.status().message());
+      log::Warn("/metrics is served uncompressed this cycle: {}", gzipped.status().message());
     }
   });
   return gzipped_[i];

@@ -1,11 +1,10 @@
 #include "serve/health.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 #include <memory>
 #include <thread>
 
+#include "base/log.h"
 #include "health/families.h"
 
 namespace gpuscope::serve {
@@ -28,7 +27,7 @@ health::HealthReport RunHealthOnce(const HealthRunOptions& options) {
     if (started.ok()) {
       monitor = std::move(*started);
     } else {
-      spdlog::info("health: running without XID events: {}", started.status().message());
+      log::Info("health: running without XID events: {}", started.status().message());
     }
   }
   health::HealthState state;

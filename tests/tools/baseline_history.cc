@@ -18,8 +18,6 @@
 //
 // FROM_S and TO_S are scenario seconds (the holder holds the GPU in
 // [FROM_S, TO_S)). Exit 1 with a message on bad arguments or a failed run.
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -29,6 +27,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/log.h"
 #include "collect/stepped.h"
 #include "export/render.h"
 #include "gpuscope/attribution.h"
@@ -214,7 +213,7 @@ class Filter {
 
 int main(int argc, char** argv) {
   Args a = Parse(argc, argv);
-  spdlog::set_level(spdlog::level::warn);  // stdout carries the OpenMetrics
+  gpuscope::log::SetLevel(gpuscope::log::Level::kWarn);
   setenv("GPUSCOPE_SIM_SCENARIO", a.scenario.c_str(), 1);
   gpuscope::prom::RenderOptions ro;
   ro.metrics = gpuscope::prom::MetricSet::kNative;

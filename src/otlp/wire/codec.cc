@@ -52,7 +52,7 @@ std::string ResponseBody(uint64_t rejected, const std::string& message, Encoding
   return Body(reply, encoding);
 }
 
-constexpr WireCodec kCodec = {Parse, StatusBody, ResponseBody};
+constexpr WireCodec kCodec = {Parse, StatusBody, ResponseBody, log::SetLevel};
 
 }  // namespace
 }  // namespace gpuscope::otlp

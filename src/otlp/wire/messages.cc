@@ -2,12 +2,12 @@
 
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/util/json_util.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <charconv>
 #include <mutex>
 
+#include "base/log.h"
 #include "otlp/otlp_metrics.pb.h"
 
 namespace gpuscope::otlp {
@@ -193,9 +193,9 @@ struct Converter {
 void ProtobufToDebugLog(google::protobuf::LogLevel level, const char* file, int line,
                         const std::string& message) {
   if (level >= google::protobuf::LOGLEVEL_FATAL) {
-    spdlog::critical("otlp: libprotobuf {}:{}: {}", file, line, message);
+    log::Critical("otlp: libprotobuf {}:{}: {}", file, line, message);
   } else {
-    spdlog::debug("otlp: libprotobuf: {}", message);
+    log::Debug("otlp: libprotobuf: {}", message);
   }
 }
 
