@@ -6,7 +6,8 @@ Debian 12 host, then the runtime stage's promises checked on what it staged:
 - every shared library that the staged gpuscope, its modules and the
   simulator need (ldd) comes from a package that the Dockerfile's runtime
   stage installs, one they depend on, or glibc/libstdc++ (which
-  debian:bookworm-slim has), and every package it names exists here;
+  debian:bookworm-slim has), and every package it names exists here; so does
+  libgnutls30, which the agent loads on first use (TLS, basic auth);
 - no binary carries a build-tree rpath;
 - the binary runs as the image's USER (uid 10001) with no capabilities and an
   empty environment: `--version` names a semantic version and a commit, and
@@ -119,6 +120,8 @@ class ImageStageTest(unittest.TestCase):
             root = os.path.join(workdir, "root")
             binary = stage(root)
             check_libraries(root, allowed)
+            # GnuTLS is loaded on first use (TLS, basic auth): no ELF file names it.
+            check("libgnutls30" in allowed, "the runtime stage does not install libgnutls30")
             wrapper = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
                        "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "env", "-i"]
             status = check_runs(binary, wrapper)
