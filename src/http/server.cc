@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <optional>
 
+#include "base/cpus.h"
 #include "base/log.h"
 #include "http/basic_auth.h"
 #include "http/gnutls_on_demand.h"
@@ -150,7 +151,10 @@ Status Server::StartDaemon(std::shared_ptr<const Config> config) {
     return Status::Internal("http: cannot duplicate the listening socket");
   }
   unsigned threads = options_.threads;
-  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+  // Half the usable CPUs, 1 to 4: the agent shares the node with the work it watches. A pool as
+  // wide as the machine fought the load for every core: on 2 CPUs, 2 threads put the scrape p99
+  // at 4-8 times the median, 1 thread at 2-3 times with the same throughput.
+  if (threads == 0) threads = std::clamp(base::UsableCpus() / 2, 1u, 4u);
   threads = std::min(threads, std::max(1u, options_.max_connections));
   std::vector<MHD_OptionItem> items = {
       {MHD_OPTION_EXTERNAL_LOGGER, reinterpret_cast<intptr_t>(&LogFromMhd), nullptr},

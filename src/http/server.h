@@ -102,7 +102,7 @@ struct ServerOptions {
   // (default 4096 bytes a second after 10 s; 0: no minimum); slower uploads are closed.
   size_t min_body_bytes_per_second = 4096;
   std::chrono::milliseconds body_grace{10000};
-  // Worker threads (default 0: one per core, at most 4).
+  // Worker threads (default 0: half the CPUs the process may use, base::UsableCpus, 1 to 4).
   unsigned threads = 0;
   // exporter-toolkit web-config file (default "": plain HTTP, no auth).
   std::string web_config_file;
