@@ -13,7 +13,7 @@ packages=(
   # fuzzing: clang and its runtime (libFuzzer) of the same version
   clang libclang-rt-14-dev
   libmicrohttpd-dev libgnutls28-dev libyaml-cpp-dev libfmt-dev
-  nlohmann-json3-dev libcli11-dev libcrypt-dev libcurl4-gnutls-dev zlib1g-dev
+  nlohmann-json3-dev libcli11-dev libcrypt-dev libcurl4-gnutls-dev zlib1g-dev libdeflate-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-yaml curl openssl

@@ -1,7 +1,8 @@
-// gzip for response bodies (RFC 1952, via zlib), and reading the
-// Accept-Encoding header and q values. Errors are values: a body zlib cannot
-// compress is a failed Result, and the caller sends it plain.
-// Thread safety: pure functions.
+// gzip for response bodies (RFC 1952, via libdeflate, linked statically: a
+// whole-buffer compressor, which is what a rendered body is), and reading the
+// Accept-Encoding header and q values. Errors are values: a body that cannot
+// be compressed is a failed Result, and the caller sends it plain.
+// Thread safety: any thread; each keeps its own compressor (about 650 KiB).
 #pragma once
 
 #include <string>
@@ -11,13 +12,13 @@
 
 namespace gpuscope::http {
 
-// zlib's default compression level (Z_DEFAULT_COMPRESSION, 6 today).
+// libdeflate's default level (6).
 inline constexpr int kGzipDefaultLevel = -1;
 
-// `body` as a gzip member at zlib compression `level` (0-9, or -1 for zlib's
-// default: /metrics bodies are compressed at most once per sampling cycle, so
-// ratio beats speed). Fails, with zlib's reason, when zlib refuses the level
-// or runs out of memory, and for a body of 2 GiB or more (one zlib call).
+// `body` as a gzip member at compression `level` (0 stores, 1-12 from fastest
+// to smallest, or -1 for the default: /metrics bodies are compressed at most
+// once per sampling cycle, but on the scrape's thread, so the default weighs
+// time against bytes). Fails on a level outside those or out of memory.
 Result<std::string> Gzip(std::string_view body, int level = kGzipDefaultLevel);
 
 // True when an Accept-Encoding header value accepts gzip (RFC 9110 12.5.3):

@@ -64,7 +64,7 @@ struct Cycle {
   // The body of `format`, rendered by the first caller; shared after.
   std::shared_ptr<const std::string> Body(prom::Format format) const;
   // Its gzip encoding, compressed by the first caller; shared after. nullptr
-  // when zlib failed (the plain body is sent instead).
+  // when compression failed (the plain body is sent instead).
   std::shared_ptr<const std::string> Gzipped(prom::Format format) const;
   // What /api/v1 reads.
   web::View View() const { return {snapshot, health, *diagnoses, *kpis}; }

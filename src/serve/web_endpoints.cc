@@ -53,7 +53,7 @@ void HandleAsset(http::Server& server, std::string path, const web::Asset& asset
   // Compressed once here; each response shares one of the two copies.
   auto plain = std::make_shared<const std::string>(asset.data);
   Result<std::string> compressed = http::Gzip(asset.data);
-  std::shared_ptr<const std::string> gzipped;  // stays null when zlib fails: sent plain
+  std::shared_ptr<const std::string> gzipped;  // stays null when compression fails: sent plain
   if (compressed.ok()) gzipped = std::make_shared<const std::string>(std::move(*compressed));
   server.Handle(std::move(path), [&asset, page, plain, gzipped](const http::Request& request) {
     http::Response response;

@@ -21,7 +21,7 @@
 namespace gpuscope::serve {
 
 // A JSON answer, not cached, gzipped when asked and at least 1 KiB (plain if
-// zlib fails); the jobs API answers the same way.
+// compression fails); the jobs API answers the same way.
 http::Response JsonResponse(const http::Request& request, std::string body);
 
 // Registers the page, its assets and the API on `server` (before Start).
