@@ -88,6 +88,9 @@ def figures(r):
     rows.append(("/metrics p99, 32 connections, lean + gzip (ms)", "<= 1 ms at 8, <= 5 ms at 64",
                  z8, z64, "", None, "",
                  None if z8 is None or z64 is None else z8 <= 1.0 and z64 <= 5.0, True))
+    s8, s64 = get(w8, "wrk_gzip_shared", "p99_ms"), get(w64, "wrk_gzip_shared", "p99_ms")
+    rows.append(("/metrics p99 as above, wrk with a thread per CPU (ms)", "reference", s8, s64,
+                 "", None, "", None, True))
     # The server's own share of a scrape, apart from queueing behind the other
     # connections and from wrk sharing the machine's cores.
     def cpu_per_scrape(w_):
@@ -210,6 +213,11 @@ def scale(r):
     return t.text() + "\n" + fixed.text()
 
 
+def wrk_threads(r):
+    """wrk's threads in the scrape stages; runs before 2026-12-05 used two."""
+    return r["machine"].get("wrk_threads", 2)
+
+
 def scrape_details(r):
     t = Table("server", "connections", "body KiB", "requests/s", "p50 ms", "p90 ms", "p99 ms", "errors",
               "server CPU s", "server RSS MB")
@@ -235,7 +243,7 @@ def attribution_details(r):
               ", ".join(fmt(x) for x in v.get("p99_ms_each", [])), v.get("server_cpu_s"),
               (v.get("server_rss_kib") or 0) * 1024 / MB)
     return (t.text() + f"\nMedians of {a.get('rounds')} alternating rounds of {a.get('seconds')} s "
-            f"(wrk -t2 -c32); the kubelet answered {a.get('kubelet_calls')} List calls meanwhile. "
+            f"(wrk -t{wrk_threads(r)} -c32); the kubelet answered {a.get('kubelet_calls')} List calls meanwhile. "
             "on: refreshed every second; static: the same labels refreshed once an hour (on "
             "against static is the refresh's effect, static against off the larger body's).\n")
 
@@ -333,7 +341,9 @@ METHOD = """\
   DCGM-named catalog metric (`gpuscope_bench --mode=counters`) plus the native families.
   Because the simulator runs inside the agent, the agent's CPU time includes the simulator's
   physics; callgrind separates the two (below).
-- Scrape: `wrk -t2 -c32 -d10s --latency` against `/metrics` after a 2 s warm-up, for
+- Scrape: `wrk -c32 -d10s --latency` with one thread per two CPUs (wrk counts a wait for a CPU
+  in its own threads as latency; the lean gzip figure is also taken with a thread per CPU, for
+  reference) against `/metrics` after a 2 s warm-up, for
   gpuscope (1 s cadence), for nginx (Debian's, `worker_processes auto`, `sendfile on`,
   keep-alive) serving the body gpuscope served as a static file, and for Debian's
   prometheus-node-exporter with its default collectors.
@@ -387,7 +397,7 @@ def render(r, notes):
            "## Summary\n", summary(r),
            "## Scale: per-GPU cost at 64 GPUs against 8 (target: within 10 %), fixed costs apart\n",
            scale(r),
-           "## Scrapes (wrk -t2 -c32 --latency)\n", scrape_details(r),
+           f"## Scrapes (wrk -t{wrk_threads(r)} -c32 --latency)\n", scrape_details(r),
            "## Micro-benchmarks (Google Benchmark)\n", micro_details(r),
            "## Sampling (idle agent, no scrapes)\n", sampling_details(r),
            "## NVML calls per GPU per cycle, by function\n",
