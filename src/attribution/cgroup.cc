@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/config_file.h"
+#include "base/text.h"
 
 namespace gpuscope::attribution {
 namespace {
@@ -249,9 +250,7 @@ CgroupOwner ParseCgroupPath(std::string_view path) {
 CgroupOwner ParseProcCgroup(std::string_view text) {
   CgroupOwner out;
   while (!text.empty()) {
-    const auto newline = text.find('\n');
-    std::string_view line = text.substr(0, newline);
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    const std::string_view line = base::PopLine(text);
     // "hierarchy-id:controllers:path"; the path may itself contain ':'.
     const auto first = line.find(':');
     const auto second = first == std::string_view::npos ? first : line.find(':', first + 1);

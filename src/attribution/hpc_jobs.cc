@@ -12,9 +12,7 @@ namespace gpuscope::attribution {
 std::vector<std::string> ParseHpcJobFile(std::string_view text) {
   std::vector<std::string> jobs;
   while (!text.empty()) {
-    const auto newline = text.find('\n');
-    const std::string_view job = base::Trim(text.substr(0, newline), " \t\r");
-    text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+    const std::string_view job = base::Trim(base::PopLine(text), " \t\r");
     if (!job.empty() && std::find(jobs.begin(), jobs.end(), job) == jobs.end()) {
       jobs.emplace_back(job);
     }

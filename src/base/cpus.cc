@@ -41,11 +41,9 @@ std::optional<double> CgroupCpuQuota(std::string_view cgroup_root,
                                      std::string_view proc_self_cgroup) {
   // cgroup v2 has one line, "0::/path"; v1 hierarchies have other numbers.
   std::string path;
-  for (std::string_view rest = proc_self_cgroup; !rest.empty();) {
-    const std::size_t end = rest.find('\n');
-    const std::string_view line = rest.substr(0, end);
+  while (!proc_self_cgroup.empty()) {
+    const std::string_view line = PopLine(proc_self_cgroup);
     if (line.starts_with("0::/")) path = std::string(line.substr(3));
-    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
   }
   if (path.empty() || path.find("/..") != std::string::npos) return std::nullopt;
   std::optional<double> tightest;

@@ -107,6 +107,13 @@ std::string_view Trim(std::string_view text, std::string_view chars) {
   return text.substr(begin, text.find_last_not_of(chars) - begin + 1);
 }
 
+std::string_view PopLine(std::string_view& text) {
+  const std::size_t newline = text.find('\n');
+  const std::string_view line = text.substr(0, newline);
+  text.remove_prefix(newline == std::string_view::npos ? text.size() : newline + 1);
+  return line;
+}
+
 std::string Lower(std::string_view text) {
   std::string out(text);
   for (char& c : out) c = LowerChar(c);

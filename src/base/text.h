@@ -49,6 +49,11 @@ inline constexpr std::string_view kAsciiSpace = " \t\n\v\f\r";
 // (dcgm-exporter's counters CSV: spaces only, Trim(field, " ")).
 std::string_view Trim(std::string_view text, std::string_view chars = kAsciiSpace);
 
+// The first line of `text`, without its '\n', and `text` advanced past it
+// (to empty after the last line). `while (!text.empty())` around it visits
+// every line; a trailing '\n' adds no empty one.
+std::string_view PopLine(std::string_view& text);
+
 // `text` with ASCII A-Z turned into a-z; every other byte (UTF-8 included)
 // kept as it is.
 std::string Lower(std::string_view text);

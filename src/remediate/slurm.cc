@@ -6,6 +6,7 @@
 #include <set>
 #include <vector>
 
+#include "base/text.h"
 #include "remediate/command.h"
 
 namespace gpuscope::remediate {
@@ -47,9 +48,7 @@ NodeView ParseSinfo(std::string_view text, std::string_view node) {
   NodeView v;
   std::set<std::string, std::less<>> seen, ours;
   while (!text.empty()) {
-    const std::size_t nl = text.find('\n');
-    const std::string_view line = text.substr(0, nl);
-    text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+    const std::string_view line = base::PopLine(text);
     const std::vector<std::string_view> f = Fields(line, 4);
     if (f.size() < 4 || f[0].empty()) continue;
     const std::string name(f[0]);

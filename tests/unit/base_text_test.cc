@@ -80,4 +80,15 @@ TEST(Concat, JoinsPiecesInOrder) {
   EXPECT_EQ(Concat({}), "");
 }
 
+TEST(Text, PopLineVisitsEveryLineOnce) {
+  std::string_view text = "0::/a\n\nlast";
+  EXPECT_EQ(PopLine(text), "0::/a");
+  EXPECT_EQ(PopLine(text), "");
+  EXPECT_EQ(PopLine(text), "last");
+  EXPECT_TRUE(text.empty());
+  text = "one\n";  // a trailing newline adds no empty line
+  EXPECT_EQ(PopLine(text), "one");
+  EXPECT_TRUE(text.empty());
+}
+
 }  // namespace gpuscope::base
