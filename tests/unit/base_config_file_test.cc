@@ -2,27 +2,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "base/config_file.h"
+#include "temp_dir.h"
 
 namespace gpuscope::base {
 namespace {
 
 class ConfigFileTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "gpuscope_base_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void SetUp() override { ASSERT_FALSE(dir_.empty()); }
 
   std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ + "/" + name, std::ios::binary) << text;
-    return dir_ + "/" + name;
+    return temp_.Write(name, text);
   }
 
   // The error of reading `path`, which must fail.
@@ -32,7 +23,8 @@ class ConfigFileTest : public ::testing::Test {
     return text.ok() ? "" : text.status().message();
   }
 
-  std::string dir_;
+  test_support::TempDir temp_;
+  const std::string& dir_ = temp_.path();
 };
 
 TEST_F(ConfigFileTest, ReadsARegularFileWhole) {

@@ -1,11 +1,11 @@
 #include <gtest/gtest.h>
 #include <sched.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 
 #include "base/cpus.h"
+#include "temp_dir.h"
 
 namespace gpuscope::base {
 namespace {
@@ -13,20 +13,15 @@ namespace {
 // A fake /sys/fs/cgroup: cpu.max files at chosen levels.
 class CgroupCpuQuotaTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "gpuscope_cpus_XXXXXX").string();
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    root_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(root_); }
+  void SetUp() override { ASSERT_FALSE(root_.empty()); }
 
   void CpuMax(const std::string& cgroup, const std::string& text) {
     std::filesystem::create_directories(root_ + cgroup);
     std::ofstream(root_ + cgroup + "/cpu.max") << text;
   }
 
-  std::string root_;
+  test_support::TempDir dir_;
+  const std::string& root_ = dir_.path();
 };
 
 TEST_F(CgroupCpuQuotaTest, NoLimitAnywhereIsNone) {

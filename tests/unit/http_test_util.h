@@ -1,4 +1,4 @@
-// Helpers for the http_* tests: a temporary directory, shell commands, curl.
+// Helpers for the http_* tests: a temporary directory (temp_dir.h), shell commands, curl.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,30 +12,11 @@
 #include <sstream>
 #include <string>
 
+#include "temp_dir.h"
+
 namespace gpuscope::http::testing {
 
-// A fresh directory under /tmp, removed with everything in it.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern =
-        (std::filesystem::temp_directory_path() / "gpuscope_http_XXXXXX").string();
-    path_ = mkdtemp(pattern.data()) != nullptr ? pattern : "";
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ignored);
-  }
-  const std::string& path() const { return path_; }
-  std::string File(const std::string& name) const { return path_ + "/" + name; }
-  std::string Write(const std::string& name, const std::string& text) const {
-    std::ofstream(File(name), std::ios::binary | std::ios::trunc) << text;
-    return File(name);
-  }
-
- private:
-  std::string path_;
-};
+using test_support::TempDir;
 
 inline std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
