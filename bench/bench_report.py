@@ -243,7 +243,8 @@ def attribution_details(r):
               ", ".join(fmt(x) for x in v.get("p99_ms_each", [])), v.get("server_cpu_s"),
               (v.get("server_rss_kib") or 0) * 1024 / MB)
     return (t.text() + f"\nMedians of {a.get('rounds')} alternating rounds of {a.get('seconds')} s "
-            f"(wrk -t{wrk_threads(r)} -c32); the kubelet answered {a.get('kubelet_calls')} List calls meanwhile. "
+            f"(wrk -t{wrk_threads(r)} -c32); the kubelet answered {a.get('kubelet_calls')} List "
+            "calls meanwhile. "
             "on: refreshed every second; static: the same labels refreshed once an hour (on "
             "against static is the refresh's effect, static against off the larger body's).\n")
 

@@ -723,7 +723,8 @@ def machine():
     with open("/proc/meminfo") as f:
         mem_kib = int(f.readline().split()[1])
     return {
-        "nproc": os.cpu_count(), "wrk_threads": WRK_THREADS, "cpu": model, "memory_gib": round(mem_kib / 1048576, 1),
+        "nproc": os.cpu_count(), "wrk_threads": WRK_THREADS, "cpu": model,
+        "memory_gib": round(mem_kib / 1048576, 1),
         "kernel": platform.release(),
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "load_start": os.getloadavg(),
