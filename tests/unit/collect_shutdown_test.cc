@@ -1,6 +1,7 @@
 // Shutdown under a hung NVML call (DESIGN: SIGTERM exits within a second):
 // Stop() and the destructor must not wait for the call, and the library must
 // not be shut down while the call is in flight.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -19,6 +20,21 @@ using testing::SimOptions;
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Whether the simulator's run has ended (nvmlShutdown took its refcount to
+// zero): its library is unloaded, or it answers UNINITIALIZED. The weak
+// pointer to the Library expires a moment before ~Library calls nvmlShutdown,
+// so a sampler made in that moment would join the old run, fault and all.
+bool SimRunEnded() {
+  void* handle = dlopen(testing::SimLibraryPath().c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle == nullptr) return true;
+  using Count = int (*)(unsigned*);
+  auto count = reinterpret_cast<Count>(dlsym(handle, "nvmlDeviceGetCount_v2"));
+  unsigned n = 0;
+  const bool ended = count != nullptr && count(&n) == 1;  // NVML_ERROR_UNINITIALIZED
+  dlclose(handle);
+  return ended;
 }
 
 // The loop is inside its cycle's wait (fast interval 5 s) when Stop comes,
@@ -52,10 +68,11 @@ TEST(CollectShutdownTest, HungCallDoesNotBlockStopOrDestruction) {
 
   // Once the call returns, the worker ends and the library is released, so
   // the simulator's run ends and a new sampler starts a fresh one.
-  for (int i = 0; i < 200 && !library.expired(); ++i) {
+  for (int i = 0; i < 200 && !(library.expired() && SimRunEnded()); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   EXPECT_TRUE(library.expired()) << "the detached worker never released the library";
+  ASSERT_TRUE(SimRunEnded()) << "the library was released but never shut down";
   Sampler again(SimOptions());
   EXPECT_EQ(again.SampleOnce(true)->samples[2].state, GpuState::kOk);
 }
