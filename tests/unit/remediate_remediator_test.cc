@@ -2,6 +2,7 @@
 // actuator: what it reads, what it changes, what it counts.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
@@ -144,23 +145,30 @@ TEST(Remediator, BreakerOpenIsCountedOnce) {
 }
 
 TEST(Remediator, OfferNeverWaitsForASlowCluster) {
+  // Read holds until the test lets it go (not a fixed sleep: under ASan on a
+  // loaded machine the thousand offers below outlasted a 300 ms one).
   struct Slow : FakeActuator {
     using FakeActuator::FakeActuator;
     NodeView Read() override {
-      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      while (!released.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       return FakeActuator::Read();
     }
+    std::atomic<bool> released{false};
   };
   FakeCluster cluster;
   cluster.view.found = true;
   cluster.view.nodes = 4;
-  Remediator r({}, std::make_unique<Slow>(&cluster), [] { return 0.0; });
+  auto slow = std::make_unique<Slow>(&cluster);
+  std::atomic<bool>& released = slow->released;
+  Remediator r({}, std::move(slow), [] { return 0.0; });
   r.Start();
   r.Offer(Cycle(true));
   while (r.passes() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  // The pass is now inside the slow Read: offers still return at once (the
+  // The pass is now inside the held Read: offers still return at once (the
   // latest wins), which this loop would not finish without.
   for (int i = 0; i < 1000; ++i) r.Offer(Cycle(true));
+  EXPECT_EQ(r.passes(), 1u);
+  released.store(true);
   r.Stop();
   EXPECT_LE(r.passes(), 3u);
 }
