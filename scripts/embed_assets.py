@@ -6,11 +6,14 @@ Each asset is given as URL=FILE (URL path as served, e.g. /ui/app.js). The
 content type follows the file's suffix. Text assets may contain @VERSION@,
 replaced by a short hash of every asset's bytes: index.html references
 /ui/app.js?v=@VERSION@, so a browser may cache the assets for long and still
-loads new ones after an upgrade. CMake runs this at build time (src/web/assets.h
-declares what it writes).
+loads new ones after an upgrade. Each asset is also embedded gzipped (mtime 0, so
+the output depends only on the input), which the agent sends to clients that
+accept it: nothing is compressed at start-up. CMake runs this at build time
+(src/web/assets.h declares what it writes).
 
 Usage: embed_assets.py OUT.cc URL=FILE...
 """
+import gzip
 import hashlib
 import pathlib
 import sys
@@ -22,6 +25,10 @@ TYPES = {
     ".png": "image/png",
     ".svg": "image/svg+xml",
 }
+
+
+def array(data):
+    return ",".join(str(b) for b in data) or "0"
 
 
 def main(argv):
@@ -44,16 +51,18 @@ def main(argv):
              '#include "web/assets.h"', "", "namespace gpuscope::web {", "namespace {"]
     pairs = [(url, ctype, data.replace(b"@VERSION@", version.encode())
               if ctype.startswith("text/") else data) for url, ctype, data in pairs]
+    zipped = [gzip.compress(data, compresslevel=9, mtime=0) for _, _, data in pairs]
     for i, (url, ctype, data) in enumerate(pairs):
-        body = ",".join(str(b) for b in data)
         lines.append("// %s" % url)
-        lines.append("const unsigned char kData%d[] = {%s};" % (i, body or "0"))
+        lines.append("const unsigned char kData%d[] = {%s};" % (i, array(data)))
+        lines.append("const unsigned char kGzip%d[] = {%s};" % (i, array(zipped[i])))
     lines += ["}  // namespace", "",
               'const std::string_view kAssetVersion = "%s";' % version, "",
               "const Asset kAssetTable[] = {"]
     for i, (url, ctype, data) in enumerate(pairs):
-        lines.append('    {"%s", "%s", {reinterpret_cast<const char*>(kData%d), %d}},'
-                     % (url, ctype, i, len(data)))
+        lines.append('    {"%s", "%s", {reinterpret_cast<const char*>(kData%d), %d},'
+                     ' {reinterpret_cast<const char*>(kGzip%d), %d}},'
+                     % (url, ctype, i, len(data), i, len(zipped[i])))
     lines += ["};", "const std::span<const Asset> kAssets(kAssetTable);", "",
               "}  // namespace gpuscope::web", ""]
     text = "\n".join(lines)

@@ -50,16 +50,14 @@ constexpr const char* kPolicy =
 // may be cached for long. The page itself is revalidated every time.
 void HandleAsset(http::Server& server, std::string path, const web::Asset& asset) {
   const bool page = asset.path.ends_with(".html");
-  // Compressed once here; each response shares one of the two copies.
+  // Each response shares one of the two copies (the gzipped one compressed at build time).
   auto plain = std::make_shared<const std::string>(asset.data);
-  Result<std::string> compressed = http::Gzip(asset.data);
-  std::shared_ptr<const std::string> gzipped;  // stays null when compression fails: sent plain
-  if (compressed.ok()) gzipped = std::make_shared<const std::string>(std::move(*compressed));
+  auto gzipped = std::make_shared<const std::string>(asset.gzipped);
   server.Handle(std::move(path), [&asset, page, plain, gzipped](const http::Request& request) {
     http::Response response;
     response.content_type = std::string(asset.content_type);
     response.body = plain;
-    if (gzipped && http::AcceptsGzip(request.accept_encoding)) {
+    if (http::AcceptsGzip(request.accept_encoding)) {
       response.body = gzipped;
       response.headers.emplace_back("Content-Encoding", "gzip");
     }

@@ -14,6 +14,7 @@ struct Asset {
   std::string_view path;          // as served: "/ui/app.js"
   std::string_view content_type;  // "text/javascript; charset=utf-8"
   std::string_view data;
+  std::string_view gzipped;  // `data` as a gzip member, compressed at build time
 };
 
 // Every embedded asset (the generated file defines them).

@@ -142,5 +142,18 @@ TEST(WebAssets, PageAndUplotEmbedded) {
   EXPECT_EQ(FindAsset("/ui/nope.js"), nullptr);
 }
 
+// Every asset also comes gzipped from the build (nothing is compressed at start-up); the
+// integration test test_web_api checks that it inflates to the plain bytes.
+TEST(WebAssets, EachAssetIsEmbeddedGzipped) {
+  for (const Asset& asset : kAssets) {
+    ASSERT_GE(asset.gzipped.size(), 18u) << asset.path;
+    EXPECT_EQ(static_cast<unsigned char>(asset.gzipped[0]), 0x1f) << asset.path;  // gzip magic
+    EXPECT_EQ(static_cast<unsigned char>(asset.gzipped[1]), 0x8b) << asset.path;
+    if (asset.content_type.starts_with("text/") && asset.data.size() > 1000) {
+      EXPECT_LT(asset.gzipped.size() * 2, asset.data.size()) << asset.path;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gpuscope::web
