@@ -165,8 +165,7 @@ def figures(r):
         if ms == 1000:
             # Issue 27's bound. nvitop-exporter comes from PyPI, which these machines cannot
             # reach, so its figure is the one the issue measured, not a run of its own here.
-            i8, i64 = (get(sp, f"{g}-1000", "rss_kib") for g in (8, 64))
-            i8, i64 = (v / 1024 if v is not None else None for v in (i8, i64))
+            i8, i64 = (m * MB / 2**20 if m is not None else None for m in (m8, m64))
             rows.append(("resident set at -c 1000, window filled, against nvitop-exporter (MiB)",
                          "<= 1/3 of nvitop-exporter at 8, <= 30 MB (28.6 MiB) at 64",
                          *(f"{v:.2f}" if v is not None else None for v in (i8, i64)),
