@@ -222,9 +222,10 @@ Status KubernetesActuator::SetTaint(bool add) {
   return done.ok() ? Status::Ok() : done.status();
 }
 
-Status KubernetesActuator::Drain(const Decision& d) {
+Result<DrainResult> KubernetesActuator::Drain(const Decision& d) {
   GPUSCOPE_RETURN_IF_ERROR(SetCondition(false, ConditionReason(d), d.reason));
-  return SetTaint(true);
+  GPUSCOPE_RETURN_IF_ERROR(SetTaint(true));
+  return DrainResult::kDrained;
 }
 
 Status KubernetesActuator::Resume() {

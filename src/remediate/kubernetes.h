@@ -58,7 +58,7 @@ class KubernetesActuator : public Actuator {
   std::string_view Name() const override { return "kubernetes"; }
   const std::string& Node() const override { return options_.node; }
   NodeView Read() override;
-  Status Drain(const Decision& d) override;
+  Result<DrainResult> Drain(const Decision& d) override;
   Status Resume() override;
 
  private:

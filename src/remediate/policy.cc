@@ -28,6 +28,7 @@ Decision DecideDrain(const PolicyState& s, const NodeView& v, double now, const 
   if (pending.empty()) return d;
   for (const FaultRecord* r : pending) d.keys.push_back(r->fault.Key());
   d.reason = ReasonFor(pending.front()->fault);
+  d.breaker_limit = BreakerLimit(v.nodes, o);
   const std::string fault = pending.front()->fault.Describe();
   if (!v.error.empty()) {
     d.outcome = Outcome::kError;
@@ -45,7 +46,7 @@ Decision DecideDrain(const PolicyState& s, const NodeView& v, double now, const 
   } else if (v.drained) {
     d.outcome = Outcome::kAlreadyDrained;
     d.detail = fmt::format("{}: gpuscope's drain stands (reason '{}')", fault, v.reason);
-  } else if (const int limit = BreakerLimit(v.nodes, o); v.drained_by_us >= limit) {
+  } else if (const int limit = d.breaker_limit; v.drained_by_us >= limit) {
     d.outcome = Outcome::kBreakerOpen;
     d.detail = fmt::format(
         "{}: circuit breaker open: {} of {} nodes drained by gpuscope (limit {}); not drained, "

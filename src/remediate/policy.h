@@ -119,6 +119,7 @@ struct Decision {
   std::string reason;             // drain: the reason to write; resume: the reason found
   std::string detail;             // one sentence for the log
   std::vector<std::string> keys;  // the faults it answers
+  int breaker_limit = 0;          // drain: the most nodes gpuscope may hold drained
   bool Execute() const { return outcome == Outcome::kDone; }
   // Counted and logged (a silent retry of a reported refusal is not).
   bool reported = true;

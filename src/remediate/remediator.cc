@@ -48,9 +48,22 @@ void Remediator::RunOnce(const Inputs& inputs) {
       Assess(state_, faults, report.nvml_up, report.gpus.size(), now, options_.policy);
   if (step == Step::kNone) return;
   const NodeView view = actuator_->Read();
-  const Decision d = Decide(state_, step, view, now, options_.policy);
+  Decision d = Decide(state_, step, view, now, options_.policy);
   Status done = Status::Ok();
-  if (d.Execute()) done = d.action == Action::kDrain ? actuator_->Drain(d) : actuator_->Resume();
+  if (d.Execute() && d.action == Action::kDrain) {
+    Result<DrainResult> drained = actuator_->Drain(d);
+    if (!drained.ok()) {
+      done = drained.status();
+    } else if (*drained == DrainResult::kBreakerOpen) {
+      // Another agent won the last slot between our read and our drain.
+      d.outcome = Outcome::kBreakerOpen;
+      d.detail += fmt::format("; circuit breaker: lost the race for the last of {} slots, "
+                              "not drained, only alerting",
+                              d.breaker_limit);
+    }
+  } else if (d.Execute()) {
+    done = actuator_->Resume();
+  }
   if (!done.ok()) {
     Decision failed = d;
     failed.detail += "; failed: " + done.message();

@@ -107,8 +107,9 @@ Status SlurmActuator::Update(const std::vector<std::string>& args) {
   return Status::Ok();
 }
 
-Status SlurmActuator::Drain(const Decision& d) {
-  return Update({"state=drain", "reason=" + d.reason});
+Result<DrainResult> SlurmActuator::Drain(const Decision& d) {
+  GPUSCOPE_RETURN_IF_ERROR(Update({"state=drain", "reason=" + d.reason}));
+  return DrainResult::kDrained;
 }
 
 Status SlurmActuator::Resume() { return Update({"state=resume"}); }

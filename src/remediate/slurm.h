@@ -38,7 +38,7 @@ class SlurmActuator : public Actuator {
   explicit SlurmActuator(SlurmOptions options);
   std::string_view Name() const override { return "slurm"; }
   NodeView Read() override;
-  Status Drain(const Decision& d) override;
+  Result<DrainResult> Drain(const Decision& d) override;
   Status Resume() override;
   const std::string& Node() const override { return options_.node; }
 

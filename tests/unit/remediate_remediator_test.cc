@@ -27,13 +27,12 @@ class FakeActuator : public Actuator {
     ++c_->reads;
     return c_->view;
   }
-  Status Drain(const Decision& d) override {
+  Result<DrainResult> Drain(const Decision& d) override {
     c_->calls.push_back("drain " + d.reason);
-    if (c_->answer.ok()) {
-      c_->view.drained = true;
-      c_->view.reason = d.reason;
-    }
-    return c_->answer;
+    if (!c_->answer.ok()) return c_->answer;
+    c_->view.drained = true;
+    c_->view.reason = d.reason;
+    return DrainResult::kDrained;
   }
   Status Resume() override {
     c_->calls.push_back("resume");
