@@ -1,11 +1,81 @@
 #include "base/module.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <system_error>
 
+#include "base/elf_file.h"
+
 namespace gpuscope {
+
+namespace {
+
+// The module's build id, from its file read whole: refused, before dlopen maps it, unless it is
+// a whole ELF file whose build id is the one this binary was built with.
+Status CheckModuleFile(const std::string& path, std::string_view expected) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) {
+    return Status::Unavailable("module " + path + ": not a regular file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream image;
+  if (!(image << in.rdbuf())) return Status::Unavailable("module " + path + ": cannot be read");
+  Result<std::string> id = ElfBuildId(image.view());
+  if (!id.ok()) return Status::Unavailable("module " + path + " refused: " + id.status().message());
+  if (*id != expected) {
+    return Status::Unavailable("module " + path + " refused: it is not the one this gpuscope was " +
+                               "built with (build id " + *id + ", expected " +
+                               (expected.empty() ? "none" : std::string(expected)) +
+                               "; installed mid-upgrade? restart the agent)");
+  }
+  return Status::Ok();
+}
+
+// The build id of the object `handle` as the loader mapped it: the file may have been replaced
+// between the check and dlopen (a package upgrade renames the new one in).
+std::string LoadedBuildId(void* handle) {
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == nullptr) return "";
+  struct Search {
+    ElfW(Addr) base;
+    std::string id;
+  } search{map->l_addr, ""};
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Search*>(data);
+        if (info->dlpi_addr != s->base) return 0;
+        s->id = MappedBuildId(info->dlpi_phdr, info->dlpi_phnum,
+                              reinterpret_cast<const char*>(info->dlpi_addr));
+        return 1;
+      },
+      &search);
+  return search.id;
+}
+
+Result<void*> LoadChecked(const std::string& path, const char* entry, std::string_view expected) {
+  if (Status checked = CheckModuleFile(path, expected); !checked.ok()) return checked;
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle) return Status::Unavailable("module " + path + ": " + ::dlerror());
+  // Never closed, even when refused: its code may hold thread-local or static state.
+  if (LoadedBuildId(handle) != expected) {
+    return Status::Unavailable("module " + path + " refused: replaced while it was loaded");
+  }
+  const auto* abi = static_cast<const int*>(::dlsym(handle, "gpuscope_module_abi"));
+  if (!abi || *abi != kModuleAbi) {
+    return Status::Unavailable("module " + path + " refused: module ABI " +
+                               (abi ? std::to_string(*abi) : "missing") + ", expected " +
+                               std::to_string(kModuleAbi));
+  }
+  void* address = ::dlsym(handle, entry);
+  if (!address) return Status::Unavailable("module " + path + " has no " + entry);
+  return address;  // its code serves the process to the end
+}
+
+}  // namespace
 
 Result<void*> LoadModuleEntry(const std::string& file, const char* entry) {
   std::error_code ec;
@@ -20,11 +90,7 @@ Result<void*> LoadModuleEntry(const std::string& file, const char* entry) {
       errors += (errors.empty() ? "" : "; ") + path + ": missing";
       continue;
     }
-    void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) return Status::Unavailable("module " + path + ": " + ::dlerror());
-    void* address = ::dlsym(handle, entry);
-    if (!address) return Status::Unavailable("module " + path + " has no " + entry);
-    return address;  // never closed: its code serves the process to the end
+    return LoadChecked(path, entry, BuiltModuleBuildId(file));
   }
   return Status::Unavailable("module " + file + " not found (" + errors + ")");
 }
