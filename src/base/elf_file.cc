@@ -22,10 +22,18 @@ bool Within(uint64_t offset, uint64_t size, uint64_t total) {
   return offset <= total && size <= total - offset;
 }
 
+// Notes longer than this are not read (a build id note is 36 bytes).
+constexpr uint64_t kMaxNotes = 64 * 1024;
+
 template <typename T>
-bool ReadAt(std::string_view image, uint64_t offset, T* out) {
-  if (!Within(offset, sizeof(T), image.size())) return false;
-  std::memcpy(out, image.data() + offset, sizeof(T));
+bool ReadStruct(const ReadAt& read, uint64_t offset, T* out) {
+  return read(offset, sizeof(T), out);
+}
+
+template <typename T>
+bool CopyAt(std::string_view bytes, uint64_t offset, T* out) {
+  if (!Within(offset, sizeof(T), bytes.size())) return false;
+  std::memcpy(out, bytes.data() + offset, sizeof(T));
   return true;
 }
 
@@ -50,7 +58,7 @@ std::string BuildIdInNotes(std::string_view notes, uint64_t align) {
   auto padded = [pad](uint64_t n) { return (n + pad - 1) / pad * pad; };
   uint64_t at = 0;
   Elf64_Nhdr note;
-  while (ReadAt(notes, at, &note)) {
+  while (CopyAt(notes, at, &note)) {
     const uint64_t name_at = at + sizeof(note);
     const uint64_t desc_at = name_at + padded(note.n_namesz);
     if (!Within(desc_at, note.n_descsz, notes.size())) return "";
@@ -65,20 +73,21 @@ std::string BuildIdInNotes(std::string_view notes, uint64_t align) {
 
 // Every section's bytes lie within the file. Their table is the file's last bytes, so this is
 // where most cuts show.
-Status CheckSections(std::string_view image, const Elf64_Ehdr& header) {
+Status CheckSections(uint64_t size, const ReadAt& read, const Elf64_Ehdr& header) {
   if (header.e_shoff == 0) return Status::Ok();  // no section table
   uint64_t count = header.e_shnum;
   Elf64_Shdr section;
-  if (count == 0 && ReadAt(image, header.e_shoff, &section)) count = section.sh_size;  // >= 0xff00
+  if (count == 0 && ReadStruct(read, header.e_shoff, &section)) count = section.sh_size;
   if (header.e_shentsize != sizeof(Elf64_Shdr) ||
-      !Within(header.e_shoff, count * sizeof(Elf64_Shdr), image.size())) {
-    return Truncated("section header table", image.size());
+      !Within(header.e_shoff, count * sizeof(Elf64_Shdr), size)) {
+    return Truncated("section header table", size);
   }
   for (uint64_t i = 0; i < count; ++i) {
-    ReadAt(image, header.e_shoff + i * sizeof(section), &section);
-    if (section.sh_type != SHT_NOBITS &&
-        !Within(section.sh_offset, section.sh_size, image.size())) {
-      return Truncated("section " + std::to_string(i), image.size());
+    if (!ReadStruct(read, header.e_shoff + i * sizeof(section), &section)) {
+      return Truncated("section header table", size);
+    }
+    if (section.sh_type != SHT_NOBITS && !Within(section.sh_offset, section.sh_size, size)) {
+      return Truncated("section " + std::to_string(i), size);
     }
   }
   return Status::Ok();
@@ -86,33 +95,47 @@ Status CheckSections(std::string_view image, const Elf64_Ehdr& header) {
 
 }  // namespace
 
-Result<std::string> ElfBuildId(std::string_view image) {
+Result<std::string> ElfBuildId(uint64_t size, const ReadAt& read) {
   Elf64_Ehdr header;
-  if (!ReadAt(image, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
-    return Status::InvalidArgument("not an ELF file (" + std::to_string(image.size()) + " bytes)");
+  if (!ReadStruct(read, 0, &header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0) {
+    return Status::InvalidArgument("not an ELF file (" + std::to_string(size) + " bytes)");
   }
   if (header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_ident[EI_DATA] != ELFDATA2LSB ||
       header.e_machine != kMachine || header.e_type != ET_DYN) {
     return Status::InvalidArgument("not a shared object of this machine");
   }
   if (header.e_phentsize != sizeof(Elf64_Phdr) ||
-      !Within(header.e_phoff, uint64_t{header.e_phnum} * sizeof(Elf64_Phdr), image.size())) {
-    return Truncated("program header table", image.size());
+      !Within(header.e_phoff, uint64_t{header.e_phnum} * sizeof(Elf64_Phdr), size)) {
+    return Truncated("program header table", size);
   }
   std::string build_id;
   for (uint64_t i = 0; i < header.e_phnum; ++i) {
     Elf64_Phdr segment;
-    ReadAt(image, header.e_phoff + i * sizeof(segment), &segment);
-    if (!Within(segment.p_offset, segment.p_filesz, image.size())) {
-      return Truncated("segment " + std::to_string(i), image.size());
+    if (!ReadStruct(read, header.e_phoff + i * sizeof(segment), &segment)) {
+      return Truncated("program header table", size);
     }
-    if (segment.p_type == PT_NOTE && build_id.empty()) {
-      build_id = BuildIdInNotes(image.substr(segment.p_offset, segment.p_filesz), segment.p_align);
+    if (!Within(segment.p_offset, segment.p_filesz, size)) {
+      return Truncated("segment " + std::to_string(i), size);
+    }
+    if (segment.p_type == PT_NOTE && build_id.empty() && segment.p_filesz <= kMaxNotes) {
+      std::string notes(segment.p_filesz, '\0');
+      if (!read(segment.p_offset, notes.size(), notes.data())) {
+        return Truncated("segment " + std::to_string(i), size);
+      }
+      build_id = BuildIdInNotes(notes, segment.p_align);
     }
   }
-  if (Status sections = CheckSections(image, header); !sections.ok()) return sections;
+  if (Status sections = CheckSections(size, read, header); !sections.ok()) return sections;
   if (build_id.empty()) return Status::InvalidArgument("it carries no GNU build id");
   return build_id;
+}
+
+Result<std::string> ElfBuildId(std::string_view image) {
+  return ElfBuildId(image.size(), [image](uint64_t offset, uint64_t size, void* out) {
+    if (!Within(offset, size, image.size())) return false;
+    std::memcpy(out, image.data() + offset, size);
+    return true;
+  });
 }
 
 std::string MappedBuildId(const void* phdrs, int phnum, const char* base) {

@@ -7,6 +7,8 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -14,10 +16,17 @@
 
 namespace gpuscope {
 
-// The GNU build id (lowercase hex) of `image`, a whole ELF file's bytes; an
-// error naming what is wrong when it is not a 64-bit little-endian shared
-// object of this machine, when a header, segment or section lies past its
-// end (truncated), or when it carries no build id.
+// Copies `size` bytes at `offset` of a file into `out`; false if they are not all there.
+using ReadAt = std::function<bool(uint64_t offset, uint64_t size, void* out)>;
+
+// The GNU build id (lowercase hex) of an ELF file of `file_size` bytes, read
+// through `read` (only its headers and notes: a few KiB); an error naming what
+// is wrong when it is not a 64-bit little-endian shared object of this
+// machine, when a header, segment or section lies past its end (truncated),
+// or when it carries no build id.
+Result<std::string> ElfBuildId(uint64_t file_size, const ReadAt& read);
+
+// The same, of a whole file's bytes in memory.
 Result<std::string> ElfBuildId(std::string_view image);
 
 // The GNU build id of an object mapped by the loader, from its program headers

@@ -1,11 +1,14 @@
 #include "base/module.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <link.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 #include "base/elf_file.h"
@@ -14,17 +17,19 @@ namespace gpuscope {
 
 namespace {
 
-// The module's build id, from its file read whole: refused, before dlopen maps it, unless it is
-// a whole ELF file whose build id is the one this binary was built with.
+// Refused, before dlopen maps it, unless the module's file is a whole ELF file whose build id
+// is the one this binary was built with (only its headers and notes are read).
 Status CheckModuleFile(const std::string& path, std::string_view expected) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec)) {
-    return Status::Unavailable("module " + path + ": not a regular file");
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Status::Unavailable("module " + path + ": " + std::strerror(errno));
+  struct stat info;
+  Result<std::string> id = Status::Unavailable("not a regular file");
+  if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+    id = ElfBuildId(info.st_size, [fd](uint64_t offset, uint64_t size, void* out) {
+      return ::pread(fd, out, size, static_cast<off_t>(offset)) == static_cast<ssize_t>(size);
+    });
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream image;
-  if (!(image << in.rdbuf())) return Status::Unavailable("module " + path + ": cannot be read");
-  Result<std::string> id = ElfBuildId(image.view());
+  ::close(fd);
   if (!id.ok()) return Status::Unavailable("module " + path + " refused: " + id.status().message());
   if (*id != expected) {
     return Status::Unavailable("module " + path + " refused: it is not the one this gpuscope was " +
