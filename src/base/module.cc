@@ -20,7 +20,8 @@ namespace {
 // Refused, before dlopen maps it, unless the module's file is a whole ELF file whose build id
 // is the one this binary was built with (only its headers and notes are read).
 Status CheckModuleFile(const std::string& path, std::string_view expected) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO in its place must not hang the caller (it is then refused).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Status::Unavailable("module " + path + ": " + std::strerror(errno));
   struct stat info;
   Result<std::string> id = Status::Unavailable("not a regular file");
