@@ -37,4 +37,18 @@ if LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep -q 'n
   LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' >&2
   exit 1
 fi
+# No RUNPATH entry may be empty or relative: the loader reads those from the
+# current directory, wherever the copy is run (as root).
+for elf in "$out/gpuscope" "$out"/lib/*.so* "$out"/sim/*.so*; do
+  runpath=$(readelf -d "$elf" | sed -n 's/.*Library r\(un\)\{0,1\}path: \[\(.*\)\]$/\2/p')
+  [ -n "$runpath" ] || continue
+  while IFS= read -r -d : entry; do
+    # shellcheck disable=SC2016  # a literal $ORIGIN
+    case $entry in
+      /* | '$ORIGIN' | '$ORIGIN/'* | '${ORIGIN}' | '${ORIGIN}/'*) ;;
+      *) echo "dist: $elf searches '$entry' (RUNPATH $runpath): relative to the current directory" >&2
+         exit 1 ;;
+    esac
+  done <<< "$runpath:"
+done
 echo "dist: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"

@@ -3,12 +3,16 @@
 slurmd and munge under a temporary folder, one node, three simulated GPUs as
 character devices in gres.conf). A real `sbatch --gres=gpu:2` job runs; the
 shipped prolog maps it, the agent's ledger counts it, the shipped epilog
-appends its report to the job's output file. (The AdminComment of a
+appends its report to the job's output file. The jobs are nobody's (sbatch
+--uid, as root may): the epilog appends as the job's owner, so a job that
+replaces its own output file with a symbolic link to a file only root may
+write gets nothing written there (issue 39, item 1). (The AdminComment of a
 finished job is set through sacctmgr, which needs slurmdbd: not started here;
 test_slurm_scripts.py checks that path with a recording scontrol.)
 Skips (with the reason; fails under CI=true) where the daemons cannot start.
 """
 import os
+import pwd
 import re
 import sys
 import unittest
@@ -31,6 +35,13 @@ exec {script} 2>>{log}
 JOB = """#!/bin/sh
 echo "job $SLURM_JOB_ID on GPUs $CUDA_VISIBLE_DEVICES"
 sleep 6
+"""
+
+# The job owner's attack: their output file becomes a link to root's file ($1).
+LINKING_JOB = """#!/bin/sh
+echo "job $SLURM_JOB_ID"
+ln -sfn "$1" "$PWD/job-$SLURM_JOB_ID.out"
+sleep 3
 """
 
 
@@ -58,13 +69,29 @@ class SlurmRealTest(unittest.TestCase):
                                            script=os.path.join(SLURM, "gpuscope-" + name),
                                            log=os.path.join(d, name + ".err")))
                 os.chmod(path, 0o755)
-            out = os.path.join(d, "job-%j.out")
-            job_file = os.path.join(d, "job.sh")
-            with open(job_file, "w") as f:
-                f.write(JOB)
-            code, text = slurm.cmd("sbatch", "--gres=gpu:2", "-o", out, job_file)
-            check(code == 0, "sbatch: %s" % text)
-            job = re.search(r"Submitted batch job (\d+)", text).group(1)
+            nobody = pwd.getpwnam("nobody")
+            home = os.path.join(d, "home")
+            os.mkdir(home)
+            os.chown(home, nobody.pw_uid, nobody.pw_gid)
+            vault = os.path.join(d, "vault")
+            os.mkdir(vault, 0o700)
+            secret = os.path.join(vault, "secret")
+            with open(secret, "w") as f:
+                f.write("root's only\n")
+            os.chmod(secret, 0o600)
+
+            def submit(script, *args):
+                job_file = os.path.join(d, "job-%d.sh" % len(os.listdir(d)))
+                with open(job_file, "w") as f:
+                    f.write(script)
+                code, text = slurm.cmd("sbatch", "--uid=nobody", "--gid=%d" % nobody.pw_gid,
+                                       "--chdir=" + home, "--gres=gpu:2", "-o",
+                                       os.path.join(home, "job-%j.out"), job_file, *args)
+                check(code == 0, "sbatch: %s" % text)
+                return re.search(r"Submitted batch job (\d+)", text).group(1)
+            job = submit(JOB)
+            linking = submit(LINKING_JOB, secret)
+            out = os.path.join(home, "job-%j.out")
             wait_until(lambda: agent.get("/api/v1/jobs?kind=job&id=" + job)[0] == 200,
                        "the agent sees job %s (prolog)" % job, 20)
             out = out.replace("%j", job)
@@ -81,7 +108,22 @@ class SlurmRealTest(unittest.TestCase):
             check(text.startswith("job %s on GPUs 0,1" % job) and "ended" in text, text)
             check(all(job not in read(os.path.join(mapping, f)) for f in os.listdir(mapping)
                       if not f.startswith(".")), "the epilog unmapped the job")
-        print("slurm: sbatch job %s reported by the shipped epilog" % job)
+            info = os.stat(out)
+            check((info.st_uid, info.st_gid) == (nobody.pw_uid, nobody.pw_gid),
+                  "the output file is still the owner's: %d:%d" % (info.st_uid, info.st_gid))
+
+            # The linking job's epilog is refused by the kernel, as the owner would be.
+            refused = "could not append to %s/job-%s.out as uid %d" % (home, linking,
+                                                                       nobody.pw_uid)
+            wait_until(lambda: (refused in read(os.path.join(d, "epilog.err")) or
+                                read(secret) != "root's only\n"),
+                       "the epilog of job %s" % linking, 40)
+            check(read(secret) == "root's only\n", "the epilog wrote into root's file:\n" +
+                  read(secret))
+            log = read(os.path.join(d, "epilog.err"))
+            check(refused in log, "no refusal logged:\n" + log)
+        print("slurm: sbatch job %s reported by the shipped epilog, job %s's link refused"
+              % (job, linking))
 
 
 if __name__ == "__main__":

@@ -8,9 +8,18 @@ the epilog unmaps it, waits for the agent to see the end and appends the
 report to the output file and the AdminComment; a report that fails (the
 job unknown to the agent) writes nothing to Slurm and still exits 0; the
 scripts pass shellcheck (scripts/setup.sh installs it).
+
+Run as root, as slurmd runs them (issue 39, item 1): the report is appended
+as the job's owner (nobody), so an owner who puts a symbolic link to a file
+of root's in place of their output file gets nothing written there; a
+mapping directory that others could change (world-writable, a symbolic link)
+is refused, a missing one made 0755; GPUSCOPE_REPORT_ARGS is never
+glob-expanded (a recording `gpuscope` stands in for the agent there).
 """
 import json
 import os
+import pwd
+import stat
 import subprocess
 import sys
 import tempfile
@@ -19,7 +28,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, main,  # noqa: E402
-                              need_tool, wait_until)
+                              need, need_tool, wait_until)
 from jobs_fixture import make_node  # noqa: E402
 
 SLURM = os.path.join(SOURCE_DIR, "deploy", "slurm")
@@ -30,38 +39,80 @@ if [ "$1" = show ]; then echo "   StdOut=$FAKE_STDOUT"; exit 0; fi
 printf '%s\\n' "$@" >> "$FAKE_UPDATES"
 """
 
+# Records its arguments; says the job ended and prints a one-line report.
+FAKE_GPUSCOPE = """#!/bin/sh
+printf '%s\\n' "$@" >> "$FAKE_ARGS"
+case " $* " in *" --json "*) echo '{"end": 1}' ;; *) echo "Report for job $3" ;; esac
+"""
+
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
+def job_owner():
+    """(uid, gid) the test's jobs belong to: nobody's when run as root (as
+    slurmd runs the epilog), else our own."""
+    if os.geteuid() != 0:
+        return os.getuid(), os.getgid()
+    nobody = pwd.getpwnam("nobody")
+    return nobody.pw_uid, nobody.pw_gid
+
 
 class SlurmScriptsTest(unittest.TestCase):
     def setUp(self):
         d = tempfile.TemporaryDirectory(prefix="gpuscope-slurm-")
         self.addCleanup(d.cleanup)
         self.dir = d.name
+        os.chmod(self.dir, 0o755)  # the job's owner reaches their home below
         self.scenario, self.mapping = make_node(self.dir, start_jobs=False)
-        self.stdout = os.path.join(self.dir, "slurm-4242.out")
-        with open(self.stdout, "w") as f:
-            f.write("training done\n")
+        self.uid, self.gid = job_owner()
+        self.home = os.path.join(self.dir, "home")
+        os.mkdir(self.home)
+        os.chown(self.home, self.uid, self.gid)
+        self.stdout = os.path.join(self.home, "slurm-4242.out")
+        self.write_output("training done\n")
         self.updates = os.path.join(self.dir, "updates")
         self.scontrol = os.path.join(self.dir, "scontrol")
         with open(self.scontrol, "w") as f:
             f.write(FAKE_SCONTROL)
         os.chmod(self.scontrol, 0o755)
 
-    def script(self, name, job, gpus, agent=None, wait="10"):
+    def write_output(self, text):
+        """The job's output file, as slurmstepd makes it: the owner's."""
+        with open(self.stdout, "w") as f:
+            f.write(text)
+        os.chown(self.stdout, self.uid, self.gid)
+
+    def script(self, name, job, gpus, agent=None, wait="10", **more):
         env = {"PATH": os.environ["PATH"], "SLURM_JOB_ID": job, "SLURM_JOB_GPUS": gpus,
+               "SLURM_JOB_UID": str(self.uid), "SLURM_JOB_GID": str(self.gid),
                "GPUSCOPE_HPC_JOB_MAPPING_DIR": self.mapping, "GPUSCOPE_BIN": GPUSCOPE,
                "SCONTROL": self.scontrol, "FAKE_STDOUT": self.stdout,
                "FAKE_UPDATES": self.updates, "GPUSCOPE_REPORT_TO": "both",
                "GPUSCOPE_REPORT_WAIT": wait}
         if agent:
             env["GPUSCOPE_AGENT"] = agent.base
+        env.update(more)
         p = subprocess.run([os.path.join(SLURM, name)], env=env, capture_output=True,
-                           text=True, timeout=30)
+                           text=True, timeout=30, cwd=self.dir)
         check(p.returncode == 0, "%s exited %s: %s" % (name, p.returncode, p.stderr))
         return p.stderr
 
+    def fake_gpuscope(self):
+        """A recording `gpuscope`: the epilog without an agent. Returns the
+        environment that selects it."""
+        path = os.path.join(self.dir, "fake-gpuscope")
+        with open(path, "w") as f:
+            f.write(FAKE_GPUSCOPE)
+        os.chmod(path, 0o755)
+        return {"GPUSCOPE_BIN": path, "FAKE_ARGS": os.path.join(self.dir, "args"),
+                "GPUSCOPE_REPORT_TO": "output"}
+
     def mapped(self, gpu):
         path = os.path.join(self.mapping, gpu)
-        return open(path).read().split() if os.path.exists(path) else []
+        return read(path).split() if os.path.exists(path) else []
 
     def test_prolog_epilog_report(self):
         self.script("gpuscope-prolog", "4242", "0,1")
@@ -76,10 +127,10 @@ class SlurmScriptsTest(unittest.TestCase):
             self.script("gpuscope-epilog", "4242", "0,1", agent)
             check(self.mapped("0") == [] and self.mapped("1") == ["4243"],
                   "after the epilog: %s %s" % (self.mapped("0"), self.mapped("1")))
-            out = open(self.stdout).read()
+            out = read(self.stdout)
             check(out.startswith("training done\n") and "Report for job 4242" in out and
                   "ended" in out and "1 of 2 GPUs were never used" in out, out)
-            updates = open(self.updates).read().splitlines()
+            updates = read(self.updates).splitlines()
             check(updates[:2] == ["update", "job=4242"], updates)
             comment = updates[2]
             check(comment.startswith("AdminComment=gpuscope:{"), comment)
@@ -88,11 +139,70 @@ class SlurmScriptsTest(unittest.TestCase):
 
             # A failed report (job 999 is unknown to the agent) writes nothing to Slurm.
             os.unlink(self.updates)
-            before = open(self.stdout).read()
+            before = read(self.stdout)
             err = self.script("gpuscope-epilog", "999", "0", agent, wait="2")
             check("no report, nothing written" in err and "no job '999'" in err, err)
-            check(open(self.stdout).read() == before, "output file untouched")
+            check(read(self.stdout) == before, "output file untouched")
             check(not os.path.exists(self.updates), "AdminComment untouched")
+
+    def test_epilog_writes_as_the_job_owner(self):
+        need(os.geteuid() == 0, "slurmd runs the epilog as root; not root here",
+             setup_installs=False)
+        # A file only root may read or write, in a folder only root may enter.
+        vault = os.path.join(self.dir, "vault")
+        os.mkdir(vault, 0o700)
+        secret = os.path.join(vault, "secret")
+        with open(secret, "w") as f:
+            f.write("root's only\n")
+        os.chmod(secret, 0o600)
+        fake = self.fake_gpuscope()
+
+        # The owner replaces their output file with a symbolic link to it.
+        os.unlink(self.stdout)
+        os.symlink(secret, self.stdout)
+        err = self.script("gpuscope-epilog", "4242", "0", **fake)
+        check(read(secret) == "root's only\n", "the epilog wrote into root's file")
+        check("could not append to %s as uid %d" % (self.stdout, self.uid) in err, err)
+
+        # A plain output file still gets its report, and stays the owner's.
+        os.unlink(self.stdout)
+        self.write_output("training done\n")
+        err = self.script("gpuscope-epilog", "4242", "0", **fake)
+        check(read(self.stdout) == "training done\n\nReport for job 4242\n",
+              "report appended: %r (%s)" % (read(self.stdout), err))
+        info = os.stat(self.stdout)
+        check((info.st_uid, info.st_gid) == (self.uid, self.gid),
+              "the output file changed owner: %d:%d" % (info.st_uid, info.st_gid))
+
+    def test_report_args_are_not_globbed(self):
+        for name in ("a.yaml", "b.yaml"):  # what `*` would match in the epilog's folder
+            open(os.path.join(self.dir, name), "w").close()
+        fake = self.fake_gpuscope()
+        self.script("gpuscope-epilog", "4242", "0", GPUSCOPE_REPORT_ARGS="--thresholds *.yaml",
+                    **fake)
+        args = read(fake["FAKE_ARGS"]).splitlines()
+        check("*.yaml" in args and "a.yaml" not in args, "report arguments: %s" % args)
+
+    def test_mapping_dir_others_can_change_is_refused(self):
+        os.chmod(self.mapping, 0o777)
+        err = self.script("gpuscope-prolog", "4242", "0")
+        check("writable by others: refused" in err, err)
+        check(os.listdir(self.mapping) == [], "wrote into a world-writable mapping directory")
+
+        real = os.path.join(self.dir, "elsewhere")
+        os.mkdir(real)
+        link = os.path.join(self.dir, "jobs-link")
+        os.symlink(real, link)
+        err = self.script("gpuscope-prolog", "4242", "0", GPUSCOPE_HPC_JOB_MAPPING_DIR=link)
+        check("is a symbolic link or not a directory: refused" in err, err)
+        check(os.listdir(real) == [], "wrote through a symbolic link")
+
+        missing = os.path.join(self.dir, "run", "jobs")
+        self.script("gpuscope-prolog", "4242", "0", GPUSCOPE_HPC_JOB_MAPPING_DIR=missing)
+        info = os.stat(missing)
+        check(stat.S_IMODE(info.st_mode) == 0o755 and info.st_uid == os.geteuid(),
+              "made %o uid %d" % (stat.S_IMODE(info.st_mode), info.st_uid))
+        check(read(os.path.join(missing, "0")) == "4242\n", "mapped in the new directory")
 
     def test_shellcheck(self):
         shellcheck = need_tool("shellcheck", "shellcheck")
