@@ -8,9 +8,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <string_view>
 
 extern char** environ;
 
@@ -37,9 +39,24 @@ bool ReadUntil(int fd, std::chrono::steady_clock::time_point deadline, std::stri
   }
 }
 
+// The agent's environment with `env`'s entries in place of those they name.
+std::vector<std::string> Environment(const std::vector<std::string>& env) {
+  std::vector<std::string> out;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    const bool replaced = std::any_of(env.begin(), env.end(),
+                                      [&](const std::string& x) { return x.starts_with(name); });
+    if (!replaced) out.emplace_back(entry);
+  }
+  out.insert(out.end(), env.begin(), env.end());
+  return out;
+}
+
 }  // namespace
 
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double timeout_s) {
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double timeout_s,
+                                 const std::vector<std::string>& env) {
   if (argv.empty()) return Status::InvalidArgument("no program to run");
   int fds[2];
   if (pipe2(fds, O_CLOEXEC) != 0) {
@@ -57,12 +74,20 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double ti
   sigset_t none;
   sigemptyset(&none);
   posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+  // A group of its own: on the deadline the whole group is killed, so a
+  // child the program forked (scontrol's helpers, a wrapper script's
+  // command) does not outlive it, one orphan per retry.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETPGROUP);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  const std::vector<std::string> environment = Environment(env);
+  std::vector<char*> envp;
+  for (const std::string& e : environment) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
+  const int spawned = posix_spawnp(&pid, args[0], &actions, &attr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   close(fds[1]);
@@ -77,7 +102,7 @@ Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double ti
   CommandOutput out;
   const bool finished = ReadUntil(fds[0], deadline, out.output);
   close(fds[0]);
-  if (!finished) kill(pid, SIGKILL);
+  if (!finished) kill(-pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }

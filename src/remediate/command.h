@@ -1,6 +1,7 @@
 // Runs a program without a shell and waits for it at most `timeout_s`:
 // posix_spawnp (argv[0] looked up in PATH), stdout and stderr captured
-// together (at most 1 MiB kept), killed with SIGKILL past the deadline.
+// together (at most 1 MiB kept), killed with SIGKILL past the deadline,
+// with every process it started (it runs in a process group of its own).
 // Used for scontrol and sinfo, so a hung slurmctld costs the remediation
 // thread a bounded wait and never the sampler or a scrape.
 //
@@ -21,6 +22,8 @@ struct CommandOutput {
 
 // Fails when the program cannot start (missing: "not found in PATH"), is
 // killed by a signal or runs past the deadline; a non-zero exit is a value.
-Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double timeout_s);
+// `env`: "NAME=value" entries that replace or add to the agent's environment.
+Result<CommandOutput> RunCommand(const std::vector<std::string>& argv, double timeout_s,
+                                 const std::vector<std::string>& env = {});
 
 }  // namespace gpuscope::remediate

@@ -25,7 +25,13 @@
 //   with kReasonPrefix): no overwrite, no resume.
 // - Resume only our own drain, and only after the node has been healthy
 //   (no fault of an enabled finding, NVML up, every GPU seen before back)
-//   for resume_after_s.
+//   for resume_after_s. "Seen before" includes the GPU count the drain's
+//   reason carries, so a restarted agent never resumes on less evidence.
+// - Flapping: while our drain stands, a fault that keeps clearing and coming
+//   back is looked at (a read of the cluster) 1, 2, 4, ... s after its last
+//   look, at most retry_after_s; a fault back within kFlapMemoryS of our
+//   resume doubles the healthy time the next resume needs (at most
+//   16 x resume_after_s).
 // - Circuit breaker: at most max(breaker_min_nodes, floor(fraction x nodes))
 //   nodes drained by gpuscope in the cluster; past that it only alerts.
 // - Opt-out: a node marked so (Slurm feature, Kubernetes label) is never
@@ -48,9 +54,13 @@ namespace gpuscope::remediate {
 
 // Every reason gpuscope writes starts with this; nothing else is ours.
 inline constexpr std::string_view kReasonPrefix = "gpuscope:";
-// "gpuscope: XID 79 on GPU 3 (GPU-...) https://.../GpuFallenOffBus.md"
-std::string ReasonFor(const Fault& fault);
+// "gpuscope: XID 79 on GPU 3 (GPU-...) of 8 GPUs https://.../GpuFallenOffBus.md":
+// `gpus`, the most GPUs the node showed, is the evidence a resume needs
+// (omitted when 0); an agent restarted with a GPU gone reads it back.
+std::string ReasonFor(const Fault& fault, std::size_t gpus);
 bool IsOurReason(std::string_view reason);
+// The GPU count a reason of ours carries, 0 when none.
+std::size_t GpusInReason(std::string_view reason);
 
 struct PolicyOptions {
   bool dry_run = false;
@@ -68,7 +78,12 @@ struct NodeView {
   std::string error;     // not empty: the cluster could not be read (nothing else is valid)
   bool found = false;    // the node is known to the cluster
   bool drained = false;  // drained or draining (Slurm), condition set (Kubernetes)
-  std::string reason;    // the drain's reason, "" when none
+  // Out of service by someone else's word, whatever the reason: Slurm's
+  // down, fail, maint, reserved, reboot, power states, ... or a reason
+  // gpuscope did not write. Never changed, counted as admin_drain.
+  bool held = false;
+  std::string state;   // the cluster's word for the node's state, for the log
+  std::string reason;  // the node's reason, "" when none
   bool opted_out = false;
   int nodes = 0;          // in the cluster
   int drained_by_us = 0;  // nodes with a gpuscope drain, this one included
@@ -82,14 +97,27 @@ struct FaultRecord {
   double next_try = 0;
 };
 
+// How long a cleared fault or a resume is remembered for the flap backoff.
+inline constexpr double kFlapMemoryS = 600;
+
+struct Flap {
+  int count = 0;  // times the fault cleared
+  double cleared_at = 0;
+  double next_look = 0;  // while our drain stands, its next look waits until then
+};
+
 struct PolicyState {
   std::map<std::string, FaultRecord> faults;  // standing, by Fault::Key()
   bool holds_drain = false;                   // gpuscope drained this node (or found its drain)
   bool dry_drained = false;                   // dry run: it would hold a drain
   bool looked = false;                        // the node has been read at least once
   std::optional<double> healthy_since;
-  std::size_t gpus_seen = 0;   // most GPUs any cycle showed
-  double resume_next_try = 0;  // after a failed resume
+  std::size_t gpus_seen = 0;          // most GPUs any cycle (or our drain's reason) showed
+  std::size_t gpus_now = 0;           // GPUs the last cycle showed
+  double resume_next_try = 0;         // after a failed resume
+  std::map<std::string, Flap> flaps;  // faults that cleared, by Fault::Key()
+  std::optional<double> resumed_at;   // our last resume, until a fault comes back
+  int relapses = 0;  // faults back soon after a resume (each doubles the healthy time)
 };
 
 enum class Step : uint8_t { kNone, kDrain, kResume };
@@ -116,10 +144,11 @@ std::string_view OutcomeName(Outcome o);  // the `result` label: "ok" for kDone
 struct Decision {
   Action action = Action::kDrain;
   Outcome outcome = Outcome::kNone;
-  std::string reason;             // drain: the reason to write; resume: the reason found
-  std::string detail;             // one sentence for the log
-  std::vector<std::string> keys;  // the faults it answers
-  int breaker_limit = 0;          // drain: the most nodes gpuscope may hold drained
+  std::string reason;              // drain: the reason to write; resume: the reason found
+  std::string detail;              // one sentence for the log
+  std::vector<std::string> keys;   // the faults it answers
+  int breaker_limit = 0;           // drain: the most nodes gpuscope may hold drained
+  std::size_t gpus_in_reason = 0;  // resume: the GPU count our drain's reason carries
   bool Execute() const { return outcome == Outcome::kDone; }
   // Counted and logged (a silent retry of a reported refusal is not).
   bool reported = true;

@@ -39,10 +39,14 @@ Decision Cycle(PolicyState& s, const std::vector<Fault>& faults, double now, con
 }
 
 TEST(Reason, NamesFaultGpuUuidAndRunbook) {
-  EXPECT_EQ(ReasonFor(kXid79),
-            "gpuscope: XID 79 on GPU 3 (GPU-3) "
+  EXPECT_EQ(ReasonFor(kXid79, 4),
+            "gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs "
             "https://github.com/gpuscope/gpuscope/blob/main/docs/runbooks/GpuFallenOffBus.md");
-  EXPECT_TRUE(IsOurReason(ReasonFor(kRemap)));
+  EXPECT_EQ(GpusInReason(ReasonFor(kXid79, 4)), 4u);
+  EXPECT_EQ(GpusInReason(ReasonFor(kXid79, 0)), 0u);
+  EXPECT_EQ(GpusInReason("alice: of 9 GPUs "), 0u);  // not ours
+  EXPECT_EQ(GpusInReason("gpuscope: of x GPUs "), 0u);
+  EXPECT_TRUE(IsOurReason(ReasonFor(kRemap, 4)));
   EXPECT_FALSE(IsOurReason("maintenance by alice"));
   EXPECT_FALSE(IsOurReason(" gpuscope: leading blank is not ours"));
 }
@@ -79,7 +83,7 @@ TEST(Policy, DrainsOnceWhileTheFaultStands) {
   EXPECT_EQ(d.outcome, Outcome::kDone);
   EXPECT_TRUE(d.Execute());
   EXPECT_EQ(d.action, Action::kDrain);
-  EXPECT_EQ(d.reason, ReasonFor(kXid79));  // XID 79 before "GPU lost" in the table
+  EXPECT_EQ(d.reason, ReasonFor(kXid79, 4));  // XID 79 before "GPU lost" in the table
   EXPECT_EQ(d.keys.size(), 2u);
   EXPECT_TRUE(s.holds_drain);
   for (double t = 11; t < 100; ++t) {
@@ -90,7 +94,7 @@ TEST(Policy, DrainsOnceWhileTheFaultStands) {
 TEST(Policy, ANewFaultOnADrainedNodeIsFoundDrained) {
   PolicyState s;
   Cycle(s, {kXid79}, 10, Idle());
-  Decision d = Cycle(s, {kXid79, kRemap}, 20, DrainedBy(ReasonFor(kXid79), 10, 1));
+  Decision d = Cycle(s, {kXid79, kRemap}, 20, DrainedBy(ReasonFor(kXid79, 4), 10, 1));
   EXPECT_EQ(d.outcome, Outcome::kAlreadyDrained);
   EXPECT_FALSE(d.Execute());
   EXPECT_EQ(d.keys, std::vector<std::string>{kRemap.Key()});
@@ -112,13 +116,43 @@ TEST(Policy, AdminDrainIsLeftAloneAndNotRetried) {
   }
 }
 
+// issue 39: a node an admin set down (or fail, maint, ...: NodeView::held)
+// was drained over the admin's reason, then resumed on recovery.
+TEST(Policy, AnAdminsDownIsNeitherDrainedNorResumed) {
+  PolicyOptions o;
+  o.resume_after_s = 10;
+  PolicyState s;
+  NodeView down = Idle();
+  down.held = true;
+  down.state = "down";
+  down.reason = "alice: PSU swap, keep out";
+  Decision d = Cycle(s, {kXid79}, 0, down, o);
+  EXPECT_EQ(d.outcome, Outcome::kAdminDrain);
+  EXPECT_FALSE(d.Execute());
+  EXPECT_NE(d.detail.find("state 'down'"), std::string::npos) << d.detail;
+  EXPECT_FALSE(s.holds_drain);
+  for (double t = 1; t < 100; ++t) EXPECT_FALSE(Cycle(s, {}, t, down, o).Execute()) << t;
+  // Our drain, then an admin's FAIL over it (the reason stays ours): not resumed.
+  PolicyState s2;
+  Cycle(s2, {kXid79}, 0, Idle(), o);
+  ASSERT_TRUE(s2.holds_drain);
+  NodeView failed = DrainedBy(ReasonFor(kXid79, 4), 10, 1);
+  failed.held = true;
+  failed.state = "drained$";
+  Cycle(s2, {}, 5, failed, o);
+  Decision r = Cycle(s2, {}, 20, failed, o);
+  EXPECT_EQ(r.action, Action::kResume);
+  EXPECT_EQ(r.outcome, Outcome::kAdminDrain);
+  EXPECT_FALSE(r.Execute());
+}
+
 TEST(Policy, ResumesOnlyAfterHealthyForTheSetTime) {
   PolicyOptions o;
   o.resume_after_s = 600;
   PolicyState s;
   Cycle(s, {kXid79}, 10, Idle(), o);
   ASSERT_TRUE(s.holds_drain);
-  const NodeView ours = DrainedBy(ReasonFor(kXid79), 10, 1);
+  const NodeView ours = DrainedBy(ReasonFor(kXid79, 4), 10, 1);
   // Healthy from t=100, but a blip at t=400 restarts the clock.
   for (double t = 100; t < 400; t += 10)
     EXPECT_EQ(Cycle(s, {}, t, ours, o).outcome, Outcome::kNone);
@@ -228,7 +262,7 @@ TEST(Policy, AFaultThatClearsAndReturnsActsAgain) {
   PolicyState s;
   Cycle(s, {kXid79}, 0, Idle(), o);
   Cycle(s, {}, 1, Idle(), o);
-  EXPECT_EQ(Cycle(s, {}, 6, DrainedBy(ReasonFor(kXid79), 10, 1), o).outcome, Outcome::kDone);
+  EXPECT_EQ(Cycle(s, {}, 6, DrainedBy(ReasonFor(kXid79, 4), 10, 1), o).outcome, Outcome::kDone);
   EXPECT_EQ(Cycle(s, {kXid79}, 7, Idle(), o).outcome, Outcome::kDone);
 }
 
@@ -236,10 +270,73 @@ TEST(Policy, OurDrainFromAnEarlierRunIsResumedWhenHealthy) {
   PolicyOptions o;
   o.resume_after_s = 10;
   PolicyState s;  // a fresh start: gpuscope restarted while its drain stood
-  EXPECT_EQ(Cycle(s, {}, 0, DrainedBy(ReasonFor(kXid79)), o).outcome, Outcome::kNone);
-  Decision d = Cycle(s, {}, 10, DrainedBy(ReasonFor(kXid79)), o);
+  EXPECT_EQ(Cycle(s, {}, 0, DrainedBy(ReasonFor(kXid79, 4)), o).outcome, Outcome::kNone);
+  Decision d = Cycle(s, {}, 10, DrainedBy(ReasonFor(kXid79, 4)), o);
   EXPECT_EQ(d.action, Action::kResume);
   EXPECT_EQ(d.outcome, Outcome::kDone);
+}
+
+// issue 39: an agent restarted while its "GPU lost" drain stood forgot the
+// node had 4 GPUs and resumed it with one still missing. The count is read
+// back from the drain's reason.
+TEST(Policy, RestartedWithAGpuMissingDoesNotResume) {
+  PolicyOptions o;
+  o.resume_after_s = 10;
+  PolicyState s;  // a fresh start
+  const NodeView ours = DrainedBy(ReasonFor(kLost, 4), 10, 1);
+  for (double t = 0; t < 200; ++t) {
+    EXPECT_FALSE(Cycle(s, {}, t, ours, o, true, /*gpus=*/3).Execute()) << t;
+  }
+  EXPECT_TRUE(s.holds_drain);
+  EXPECT_EQ(s.gpus_seen, 4u);
+  // The GPU is back: resumed after the healthy time.
+  Decision d;
+  double t = 200;
+  for (; t < 230 && !d.Execute(); ++t) d = Cycle(s, {}, t, ours, o, true, 4);
+  EXPECT_EQ(d.outcome, Outcome::kDone);
+  EXPECT_EQ(t - 1, 210);
+}
+
+// issue 39: a fault that clears and comes back every other second, while our
+// drain stands, read the cluster on each return (31 sinfo calls a minute).
+TEST(Policy, AFlappingFaultBacksOffItsLooks) {
+  PolicyOptions o;  // retry_after_s 30
+  PolicyState s;
+  std::vector<double> looks;
+  for (double t = 0; t < 120; ++t) {
+    const bool on = static_cast<int>(t) % 2 == 0;
+    const Step step =
+        Assess(s, on ? std::vector<Fault>{kXid79} : std::vector<Fault>{}, true, 4, t, o);
+    if (step != Step::kDrain) continue;
+    looks.push_back(t);
+    const NodeView v = looks.size() == 1 ? Idle() : DrainedBy(ReasonFor(kXid79, 4), 10, 1);
+    Decision d = Decide(s, step, v, t, o);
+    Settle(s, d, true, t, o);
+  }
+  // 0 (drained), then 2, 4, 6, 10, 26, 56, 86, 116: each look 1, 2, 4, ...
+  // s after the last one, at most 30 s.
+  EXPECT_EQ(looks, (std::vector<double>{0, 2, 4, 6, 10, 26, 56, 86, 116}));
+}
+
+// A fault back soon after our resume: the next resume waits twice as long
+// each time (drain/resume cycles of a flapping fault).
+TEST(Policy, AFaultBackSoonAfterAResumeDoublesTheHealthyTime) {
+  PolicyOptions o;
+  o.resume_after_s = 10;
+  PolicyState s;
+  std::vector<double> resumes;
+  double t = 0;
+  for (int cycle = 0; cycle < 4; ++cycle) {
+    const double fault_at = t;
+    Cycle(s, {kXid79}, t, Idle(), o);
+    ASSERT_TRUE(s.holds_drain) << cycle;
+    for (t = fault_at + 1; t < fault_at + 1000; ++t) {
+      if (Cycle(s, {}, t, DrainedBy(ReasonFor(kXid79, 4), 10, 1), o).Execute()) break;
+    }
+    resumes.push_back(t - fault_at - 1);  // healthy time before the resume
+    t += 5;                               // the fault comes back 5 s later
+  }
+  EXPECT_EQ(resumes, (std::vector<double>{10, 20, 40, 80}));
 }
 
 }  // namespace

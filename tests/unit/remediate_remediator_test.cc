@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "remediate/remediator.h"
@@ -98,7 +99,9 @@ TEST(Remediator, DrainsOnceThenResumesAfterRecovery) {
   Rig rig(o);
   for (int i = 0; i < 10; ++i, rig.now += 1) rig.r->RunOnce(Cycle(true));
   ASSERT_EQ(rig.cluster.calls.size(), 1u);
-  EXPECT_EQ(rig.cluster.calls[0].rfind("drain gpuscope: XID 79 on GPU 3 (GPU-3) https://", 0), 0u);
+  EXPECT_EQ(
+      rig.cluster.calls[0].rfind("drain gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs https://", 0),
+      0u);
   EXPECT_EQ(rig.r->Count(Action::kDrain, Outcome::kDone), 1u);
   for (int i = 0; i < 10; ++i, rig.now += 1) rig.r->RunOnce(Cycle(false));
   ASSERT_EQ(rig.cluster.calls.size(), 2u);
@@ -141,6 +144,15 @@ TEST(Remediator, BreakerOpenIsCountedOnce) {
   EXPECT_TRUE(rig.cluster.calls.empty());
   EXPECT_EQ(rig.r->Count(Action::kDrain, Outcome::kBreakerOpen), 1u);
   EXPECT_EQ(Sample(rig.r->Families(), "drain", "breaker_open"), 1);
+}
+
+// issue 39: a fault flapping every other second cost 31 sinfo calls a minute.
+TEST(Remediator, AFlappingFaultReadsTheClusterSeldom) {
+  Rig rig;
+  for (int i = 0; i < 60; ++i, rig.now += 1) rig.r->RunOnce(Cycle(i % 2 == 0));
+  EXPECT_EQ(rig.cluster.calls.size(), 1u);  // drained once
+  EXPECT_LE(rig.cluster.reads, 8) << "cluster reads in a minute";
+  std::printf("flapping: %d cluster reads in 60 s (30 before)\n", rig.cluster.reads);
 }
 
 TEST(Remediator, OfferNeverWaitsForASlowCluster) {
