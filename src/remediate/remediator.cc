@@ -57,9 +57,10 @@ void Remediator::RunOnce(const Inputs& inputs) {
     } else if (*drained == DrainResult::kBreakerOpen) {
       // Another agent won the last slot between our read and our drain.
       d.outcome = Outcome::kBreakerOpen;
-      d.detail += fmt::format("; circuit breaker: lost the race for the last of {} slots, "
-                              "not drained, only alerting",
-                              d.breaker_limit);
+      d.detail += fmt::format(
+          "; circuit breaker: lost the race for the last of {} slots, "
+          "not drained, only alerting",
+          d.breaker_limit);
     }
   } else if (d.Execute()) {
     done = actuator_->Resume();

@@ -23,7 +23,9 @@ class RefusingActuator : public remediate::Actuator {
     v.drained_by_us = 1;  // the breaker's one slot is taken
     return v;
   }
-  Status Drain(const remediate::Decision&) override { return Status::Internal("never called"); }
+  Result<remediate::DrainResult> Drain(const remediate::Decision&) override {
+    return Status::Internal("never called");
+  }
   Status Resume() override { return Status::Internal("never called"); }
 
  private:
