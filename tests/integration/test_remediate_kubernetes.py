@@ -17,15 +17,14 @@ from a CA made here, which checks every request the agent sends:
     409) is retried until the taint is right (item 5);
   - a node a person cordoned or tainted out of service is left alone
     (admin_drain), and their cordon and taint survive our resume (item 3);
-  - the breaker's coordination.k8s.io/v1 Lease: 20 agents faulting at once
-    with a limit of 1, then 2, never have more nodes drained than the limit,
-    not even for an instant (item 4);
+  - the breaker's coordination.k8s.io/v1 Lease: created, a slot taken on
+    drain and given back on resume, an unreadable one refused (item 4; 20
+    agents racing: test_remediate_kubernetes_breaker.py);
   - an API server answering 403, or not listening: a clear error in the log and
     /metrics unaffected;
   - deploy/k8s-remediation builds with kustomize, with RBAC limited to what the
     actuator sends.
 """
-import json
 import os
 import re
 import subprocess
@@ -283,43 +282,6 @@ class NodeListPagingTest(KubernetesCase):
         check(len(lists) == 3 and lists[0] == (500, "") and all(t for _, t in lists[1:]) and
               all(limit == 500 for limit, _ in lists), "three pages, continued: %s" % lists)
         check(self.api.problems == [], "problems: %s" % self.api.problems)
-
-
-class BreakerUnderConcurrencyTest(KubernetesCase):
-    """Issue 39, item 4: 20 agents fault at once; the Lease lets at most the
-    limit drain, and no more nodes are ever GpuHealthy=False at once."""
-    nodes = 24
-
-    def race(self, limit):
-        agents = [self.serve("--remediate-breaker-fraction", "0",
-                             "--remediate-breaker-min-nodes", str(limit),
-                             node="gpu-node-%d" % i, wait=False) for i in range(20)]
-        for s in agents:
-            s.wait_healthy()
-        for s in agents:
-            inject(s.control, XID79_ON_GPU1)
-        started = time.time()
-
-        def results():
-            return [[r for a, r in actions(s) if a == "drain"] for s in agents]
-        wait_until(lambda: all(results()), "every agent decided: %s" % results(), timeout=60)
-        print("limit %d: 20 agents decided within %.1f s" % (limit, time.time() - started),
-              file=sys.stderr)
-        firsts = [r[0] for r in results()]
-        check(firsts.count("ok") == limit and firsts.count("breaker_open") == 20 - limit,
-              "first decisions: %s" % firsts)
-        check(self.api.unhealthy_max == limit,
-              "at most %d drained at any time, saw %d" % (limit, self.api.unhealthy_max))
-        check(len(self.api.unhealthy()) == limit, self.api.unhealthy())
-        check(self.api.holders() == self.api.unhealthy(),
-              "the Lease lists the drained: %s %s" % (self.api.holders(), self.api.unhealthy()))
-        check(self.api.problems == [], "problems: %s" % self.api.problems)
-
-    def test_limit_1(self):
-        self.race(1)
-
-    def test_limit_2(self):
-        self.race(2)
 
 
 class RemediationOverlayTest(unittest.TestCase):
