@@ -4,6 +4,7 @@
 // tests/integration/test_remediate_kubernetes.py.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "remediate/kubernetes_objects.h"
@@ -150,6 +151,49 @@ TEST(Node, FieldsOfTheWrongTypeAreAnErrorNotACrash) {
   EXPECT_EQ(patch[1]["value"].size(), 3u);
 }
 
+// Every field of a full answer, in turn, replaced by a value of each other
+// type: an answer or an error, never an exception or an abort (issue 39:
+// every JSON field read from the network is type-checked).
+void ForEachRetyped(const json& doc, const std::function<void(const std::string&)>& parse) {
+  const json flat = doc.flatten();
+  std::vector<std::string> pointers;
+  for (const auto& [pointer, value] : flat.items()) {
+    for (std::string p = pointer; !p.empty(); p = p.substr(0, p.rfind('/'))) pointers.push_back(p);
+  }
+  for (const std::string& pointer : pointers) {
+    for (const json& other : {json(7), json("x"), json(true), json::array(), json::object(),
+                              json(nullptr), json::array({1, "y"})}) {
+      json bad = doc;
+      bad[json::json_pointer(pointer)] = other;
+      EXPECT_NO_THROW(parse(bad.dump())) << pointer << " = " << other.dump();
+    }
+  }
+}
+
+TEST(Node, AnyFieldOfAnotherTypeIsAnAnswerOrAnError) {
+  const json node = json::parse(Node(
+      std::string(R"({"unschedulable":true,"taints":[)") + kOurTaint + R"(,{"key":"k","value":"v",
+                                         "effect":"NoExecute"}]})",
+      kOurs, R"({"gpuscope.io/remediate":"false"})"));
+  int errors = 0;
+  ForEachRetyped(node, [&](const std::string& text) {
+    NodeFacts f = ParseNode(text, true);
+    errors += !f.view.error.empty();
+    EXPECT_TRUE(f.view.error.empty() || !f.view.found);
+  });
+  EXPECT_GT(errors, 20);
+}
+
+TEST(NodePage, AnyFieldOfAnotherTypeIsAnAnswerOrAnError) {
+  const json page = json::parse(R"({"kind":"NodeList","metadata":{"continue":"t"},"items":[
+    {"metadata":{"name":"a"},"status":{"conditions":[)" +
+                                std::string(kOurs) + R"(]}}]})");
+  ForEachRetyped(page, [](const std::string& text) {
+    NodePage p = ParseNodePage(text);
+    EXPECT_TRUE(p.error.empty() || (p.nodes == 0 && p.next.empty()));
+  });
+}
+
 TEST(NodePage, CountsAndTheContinueToken) {
   NodePage p = ParseNodePage(R"({"kind":"NodeList","apiVersion":"v1",
     "metadata":{"resourceVersion":"9","continue":"eyJ2IjoxfQ==","remainingItemCount":3},
@@ -272,6 +316,14 @@ TEST(Lease, AnUnreadableLeaseIsAnErrorSoTheBreakerFailsClosed) {
           << lease.status().message();
     }
   }
+}
+
+TEST(Lease, AnyFieldOfAnotherTypeIsAnAnswerOrAnError) {
+  ForEachRetyped(json::parse(LeaseText(R"({"n1":"2026-12-04T08:00:00Z"})")),
+                 [](const std::string& text) {
+                   Result<BreakerLease> lease = ParseLease(text);
+                   if (lease.ok()) LeaseWithHolders(*lease, {{"n2", kNow}});
+                 });
 }
 
 TEST(Lease, ClaimTakesAFreeSlotOnly) {
