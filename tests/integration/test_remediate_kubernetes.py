@@ -1,262 +1,245 @@
 #!/usr/bin/env python3
-"""`gpuscope serve --remediate kubernetes` against a fake API server (no
-kube-apiserver is installable here): a Python HTTPS server in this test, with
-a certificate from a CA made here, that keeps a NodeList of 10 nodes and checks
-every request the agent sends:
+"""`gpuscope serve --remediate kubernetes` against a fake API server
+(fake_kube_api.py: no kube-apiserver is installable here), with a certificate
+from a CA made here, which checks every request the agent sends:
 
   - the bearer token of the service-account folder, on every request;
   - TLS verified against the folder's ca.crt (a wrong CA fails the handshake);
-  - GET /api/v1/nodes for the node and the circuit breaker;
+  - GET /api/v1/nodes/NODE for the node, and the node list for the circuit
+    breaker's count in pages of at most 500 (limit and continue), all pages
+    read (issue 39, item 6);
   - PATCH /api/v1/nodes/NODE/status, application/strategic-merge-patch+json,
     one condition GpuHealthy=False naming XID 79, the GPU and the runbook;
   - with --remediate-taint, PATCH /api/v1/nodes/NODE, application/json-patch+json:
     a resourceVersion test and the NoSchedule taint gpuscope.io/gpu-unhealthy,
     other taints kept; removed again, with the condition back to True, once the
-    GPU is healthy for --remediate-resume-after;
+    GPU is healthy for --remediate-resume-after; a failed taint PATCH (500,
+    409) is retried until the taint is right (item 5);
+  - a node a person cordoned or tainted out of service is left alone
+    (admin_drain), and their cordon and taint survive our resume (item 3);
+  - the breaker's coordination.k8s.io/v1 Lease: created, a slot taken on
+    drain and given back on resume, an unreadable one refused (item 4; 20
+    agents racing: test_remediate_kubernetes_breaker.py);
   - an API server answering 403, or not listening: a clear error in the log and
     /metrics unaffected;
   - deploy/k8s-remediation builds with kustomize, with RBAC limited to what the
     actuator sends.
 """
-import json
 import os
 import re
-import ssl
 import subprocess
 import sys
-import threading
 import time
 import unittest
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fake_kube_api import (NAMESPACE, OUR_TAINT, TOKEN, FakeApiServer, make_ca,  # noqa: E402
+                           make_server_cert)
 from gpuscope_testlib import (SOURCE_DIR, Serve, check, free_port, main, need_tool,  # noqa: E402
                               temp_dir, wait_until)
-from remediate_common import (FAST, RECOVER_GPU1, XID79_ON_GPU1, inject,  # noqa: E402
+from remediate_common import (FAST, RECOVER_GPU1, XID79_ON_GPU1, actions, inject,  # noqa: E402
                               wait_action, write_scenario)
 
 NODE = "gpu-node-3"
-TOKEN = "sa-token-remediate-29"
+LEASE = "/apis/coordination.k8s.io/v1/namespaces/%s/leases/gpuscope-remediation" % NAMESPACE
 
 
-def openssl(*args):
-    subprocess.run(["openssl"] + list(args), check=True, capture_output=True)
+class KubernetesCase(unittest.TestCase):
+    """A fake API server of `nodes` nodes and a service-account folder."""
+    nodes = 10
 
-
-def make_ca(d, name):
-    key, crt = os.path.join(d, name + ".key"), os.path.join(d, name + ".crt")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", crt,
-            "-days", "2", "-subj", "/CN=" + name)
-    return key, crt
-
-
-def make_server_cert(d, ca_key, ca_crt):
-    key, csr, crt = (os.path.join(d, "server." + x) for x in ("key", "csr", "crt"))
-    ext = os.path.join(d, "san.ext")
-    with open(ext, "w") as f:
-        f.write("subjectAltName=IP:127.0.0.1\n")
-    openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", csr,
-            "-subj", "/CN=kubernetes")
-    openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
-            "-out", crt, "-days", "2", "-extfile", ext)
-    return key, crt
-
-
-class FakeApiServer:
-    """The node API of a cluster of 10 nodes; `problems` collects every
-    request that does not look like what the real API server takes."""
-
-    def __init__(self, cert, key):
-        self.lock = threading.Lock()
-        self.nodes = {}
-        for i in range(10):
-            name = "gpu-node-%d" % i
-            self.nodes[name] = {
-                "metadata": {"name": name, "resourceVersion": "100",
-                             "labels": {"kubernetes.io/hostname": name}},
-                "spec": {"taints": [{"key": "dedicated", "value": "ml",
-                                     "effect": "NoSchedule"}]} if name == NODE else {},
-                "status": {"conditions": [{"type": "Ready", "status": "True"}]}}
-        self.requests, self.problems = [], []
-        self.forbid = False
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args):
-                pass
-
-            def answer(self, code, body):
-                data = json.dumps(body).encode()
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def do_GET(self):
-                code, body = outer.handle("GET", self.path, self.headers, b"")
-                self.answer(code, body)
-
-            def do_PATCH(self):
-                data = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                code, body = outer.handle("PATCH", self.path, self.headers, data)
-                self.answer(code, body)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(cert, key)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
-        self.port = self.httpd.server_address[1]
-        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
-
-    def stop(self):
-        self.httpd.shutdown()
-
-    def handle(self, method, path, headers, data):
-        with self.lock:
-            self.requests.append((method, path, headers.get("Content-Type"), data))
-            if headers.get("Authorization") != "Bearer " + TOKEN:
-                self.problems.append("no bearer token on %s %s" % (method, path))
-                return 401, {"kind": "Status", "message": "Unauthorized"}
-            if method == "GET" and path == "/api/v1/nodes":
-                return 200, {"kind": "NodeList", "apiVersion": "v1",
-                             "items": list(self.nodes.values())}
-            if self.forbid:
-                return 403, {"kind": "Status", "code": 403, "message":
-                             'nodes "%s" is forbidden: User "system:serviceaccount:gpuscope:'
-                             'gpuscope" cannot patch resource "nodes/status"' % NODE}
-            m = re.fullmatch(r"/api/v1/nodes/([^/]+)(/status)?", path)
-            if method != "PATCH" or not m or m.group(1) not in self.nodes:
-                self.problems.append("unexpected %s %s" % (method, path))
-                return 404, {"kind": "Status", "message": "not found"}
-            node = self.nodes[m.group(1)]
-            if m.group(2):
-                return self.patch_status(node, headers, data)
-            return self.patch_node(node, headers, data)
-
-    def bump(self, node):
-        meta = node["metadata"]
-        meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
-
-    def patch_status(self, node, headers, data):
-        if headers.get("Content-Type") != "application/strategic-merge-patch+json":
-            self.problems.append("status patch content type %s" % headers.get("Content-Type"))
-            return 415, {"kind": "Status", "message": "unsupported media type"}
-        patch = json.loads(data)
-        if list(patch) != ["status"] or list(patch["status"]) != ["conditions"]:
-            self.problems.append("status patch touches more than conditions: %s" % patch)
-        conditions = node["status"]["conditions"]
-        for c in patch["status"]["conditions"]:
-            for field in ("type", "status", "reason", "message", "lastTransitionTime"):
-                if field not in c:
-                    self.problems.append("condition without %s: %s" % (field, c))
-            conditions[:] = [x for x in conditions if x["type"] != c["type"]] + [c]
-        self.bump(node)
-        return 200, node
-
-    def patch_node(self, node, headers, data):
-        if headers.get("Content-Type") != "application/json-patch+json":
-            self.problems.append("node patch content type %s" % headers.get("Content-Type"))
-            return 415, {"kind": "Status", "message": "unsupported media type"}
-        ops = json.loads(data)
-        for op in ops:
-            if op["op"] == "test":
-                if op["path"] != "/metadata/resourceVersion":
-                    self.problems.append("test of %s" % op["path"])
-                if op["value"] != node["metadata"]["resourceVersion"]:
-                    return 422, {"kind": "Status", "message": "the object has been modified"}
-            elif op["op"] == "add" and op["path"] == "/spec/taints":
-                node["spec"]["taints"] = op["value"]
-            else:
-                self.problems.append("unexpected op %s" % op)
-        self.bump(node)
-        return 200, node
-
-    def condition(self, name=NODE):
-        with self.lock:
-            for c in self.nodes[name]["status"]["conditions"]:
-                if c["type"] == "GpuHealthy":
-                    return dict(c)
-        return None
-
-    def taints(self, name=NODE):
-        with self.lock:
-            return [t["key"] for t in self.nodes[name]["spec"].get("taints", [])]
-
-
-class RemediateKubernetesTest(unittest.TestCase):
     def setUp(self):
         need_tool("openssl", "openssl")
         self.d = temp_dir(self, "gpuscope-k8s-")
         ca_key, ca_crt = make_ca(self.d, "cluster-ca")
         key, crt = make_server_cert(self.d, ca_key, ca_crt)
-        self.api = FakeApiServer(crt, key)
+        self.api = FakeApiServer(crt, key, nodes=self.nodes)
         self.addCleanup(self.api.stop)
         self.sa = os.path.join(self.d, "serviceaccount")
         os.makedirs(self.sa)
-        with open(os.path.join(self.sa, "token"), "w") as f:
-            f.write(TOKEN + "\n")
+        for name, text in (("token", TOKEN + "\n"), ("namespace", NAMESPACE)):
+            with open(os.path.join(self.sa, name), "w") as f:
+                f.write(text)
         with open(ca_crt) as src, open(os.path.join(self.sa, "ca.crt"), "w") as dst:
             dst.write(src.read())
         self.scenario = write_scenario(self.d)
 
-    def serve(self, *extra, port=None):
-        self.control = os.path.join(self.d, "control")
-        open(self.control, "w").close()
+    def serve(self, *extra, node=NODE, port=None, wait=True):
+        control = os.path.join(self.d, "control-" + node)
+        open(control, "w").close()
         s = Serve(["--simulate", self.scenario, "--remediate", "kubernetes",
-                   "--kubernetes-node", NODE, "--kubernetes-serviceaccount-dir", self.sa]
+                   "--kubernetes-node", node, "--kubernetes-serviceaccount-dir", self.sa]
                   + FAST + list(extra),
-                  env={"GPUSCOPE_SIM_CONTROL": self.control,
+                  env={"GPUSCOPE_SIM_CONTROL": control,
                        "KUBERNETES_SERVICE_HOST": "127.0.0.1",
                        "KUBERNETES_SERVICE_PORT": str(port or self.api.port)})
+        s.control = control
         self.addCleanup(s.stop)
-        s.wait_healthy()
+        if wait:
+            s.wait_healthy()
         return s
 
-    def inject(self, lines):
-        inject(self.control, lines)
+    def writes(self):
+        return [(m, p) for m, p, _, _ in self.api.requests if m != "GET"]
 
+
+class RemediateKubernetesTest(KubernetesCase):
     def test_condition_and_taint_then_resume(self):
         s = self.serve("--remediate-taint")
         time.sleep(1)
-        check(self.api.condition() is None and self.api.requests == [],
+        check(self.api.condition(NODE) is None and self.api.requests == [],
               "healthy: nothing sent %s" % self.api.requests)
-        self.inject(XID79_ON_GPU1)
-        wait_until(lambda: (self.api.condition() or {}).get("status") == "False",
+        inject(s.control, XID79_ON_GPU1)
+        faulted = time.time()
+        wait_until(lambda: (self.api.condition(NODE) or {}).get("status") == "False",
                    "GpuHealthy=False", timeout=30)
-        c = self.api.condition()
+        # Issue 39, item 4: the arbitration must not slow the common case
+        # (measured, not asserted: wall-clock speed is no test's business).
+        print("drained %.2f s after the fault was injected" %
+              (self.api.unhealthy_at[NODE] - faulted), file=sys.stderr)
+        c = self.api.condition(NODE)
         check(c["reason"] == "GpuscopeXid79", c)
         check(c["message"].startswith("gpuscope: XID 79 on GPU 1 (GPU-") and
               c["message"].endswith("/docs/runbooks/GpuFallenOffBus.md"), c)
-        wait_until(lambda: "gpuscope.io/gpu-unhealthy" in self.api.taints(), "taint")
-        check(self.api.taints() == ["dedicated", "gpuscope.io/gpu-unhealthy"],
-              "other taints kept: %s" % self.api.taints())
+        wait_until(lambda: OUR_TAINT in self.api.taints(NODE), "taint")
         wait_action(s, "drain", "ok")
+        check(self.api.holders() == [NODE], "the Lease holds the slot: %s" % self.api.holders())
         for node in self.api.nodes:
             if node != NODE:
                 check(self.api.condition(node) is None, "only %s marked" % NODE)
-        self.inject(RECOVER_GPU1)
-        wait_until(lambda: (self.api.condition() or {}).get("status") == "True",
+        inject(s.control, RECOVER_GPU1)
+        wait_until(lambda: (self.api.condition(NODE) or {}).get("status") == "True",
                    "GpuHealthy=True after recovery", timeout=40)
-        wait_until(lambda: self.api.taints() == ["dedicated"], "taint removed")
+        wait_until(lambda: self.api.taints(NODE) == [], "taint removed")
         wait_action(s, "resume", "ok")
-        methods = {(m, p, t) for m, p, t, _ in self.api.requests}
-        check(methods == {("GET", "/api/v1/nodes", None),
-                          ("PATCH", "/api/v1/nodes/%s/status" % NODE,
-                           "application/strategic-merge-patch+json"),
-                          ("PATCH", "/api/v1/nodes/%s" % NODE, "application/json-patch+json")},
-              "request shapes: %s" % methods)
+        wait_until(lambda: self.api.holders() == [], "the slot given back")
+        shapes = {(m, re.sub(r"\?.*", "?...", p), t) for m, p, t, _ in self.api.requests}
+        check(shapes == {("GET", "/api/v1/nodes/" + NODE, None),
+                         ("GET", "/api/v1/nodes", None),
+                         ("GET", LEASE, None),
+                         ("POST", os.path.dirname(LEASE), "application/json"),
+                         ("PUT", LEASE, "application/json"),
+                         ("PATCH", "/api/v1/nodes/%s/status" % NODE,
+                          "application/strategic-merge-patch+json"),
+                         ("PATCH", "/api/v1/nodes/" + NODE, "application/json-patch+json")},
+              "request shapes: %s" % shapes)
+        check(self.api.lists and all(limit == 500 for limit, _ in self.api.lists),
+              "the node list is read in pages: %s" % self.api.lists)
         check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+    def test_other_taints_are_kept(self):
+        self.api.taint(NODE, "dedicated", "ml", "NoSchedule")  # a dedication, not a drain
+        s = self.serve("--remediate-taint")
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "ok")
+        check(self.api.taints(NODE) == ["dedicated", OUR_TAINT], self.api.taints(NODE))
+        inject(s.control, RECOVER_GPU1)
+        wait_action(s, "resume", "ok", timeout=40)
+        check(self.api.taints(NODE) == ["dedicated"], self.api.taints(NODE))
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+    def test_cordoned_or_tainted_node_is_left_alone(self):
+        """Issue 39, item 3: a person's cordon, or a taint that takes the node
+        out of service, is their drain: counted as admin_drain, never marked
+        and never resumed."""
+        self.api.cordon(NODE)
+        other = "gpu-node-4"
+        self.api.taint(other, "maintenance", "psu-swap", "NoExecute")
+        agents = [self.serve("--remediate-taint"), self.serve("--remediate-taint", node=other)]
+        for s in agents:
+            inject(s.control, XID79_ON_GPU1)
+        for s in agents:
+            wait_action(s, "drain", "admin_drain")
+        check("cordoned (spec.unschedulable is true)" in agents[0].output(),
+              agents[0].output()[-1500:])
+        check("tainted maintenance=psu-swap:NoExecute" in agents[1].output(),
+              agents[1].output()[-1500:])
+        for s in agents:
+            inject(s.control, RECOVER_GPU1)
+        time.sleep(5)  # past --remediate-resume-after 3s
+        check(self.writes() == [], "nothing written: %s" % self.writes())
+        check(self.api.unschedulable(NODE) and
+              self.api.taints(NODE) == ["node.kubernetes.io/unschedulable"],
+              "still cordoned: %s" % self.api.nodes[NODE]["spec"])
+        check(self.api.taints(other) == ["maintenance"], self.api.taints(other))
+        for s in agents:
+            check(("resume", "ok") not in actions(s), actions(s))
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+    def test_a_persons_cordon_on_our_drain_stays(self):
+        """A person who cordons and taints a node gpuscope drained has the last
+        word: our resume takes back our condition and our taint only."""
+        s = self.serve("--remediate-taint")
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "ok")
+        self.api.cordon(NODE)
+        self.api.taint(NODE, "alice", "keep-out", "NoExecute")
+        inject(s.control, RECOVER_GPU1)
+        wait_action(s, "resume", "ok", timeout=40)
+        check(self.api.condition(NODE)["status"] == "True", self.api.condition(NODE))
+        check(self.api.unschedulable(NODE), "the cordon stays")
+        check(self.api.taints(NODE) == ["node.kubernetes.io/unschedulable", "alice"],
+              "their taints stay, ours is gone: %s" % self.api.taints(NODE))
+        check(self.api.holders() == [], "the slot given back: %s" % self.api.holders())
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+    def test_failed_taint_patches_are_retried(self):
+        """Issue 39, item 5: the taint PATCH fails (500, 409) a few times, on
+        drain and on resume; each failure is logged, and the taint ends up as
+        the decision wants it."""
+        self.api.fail_taint = [500, 409, 500]
+        s = self.serve("--remediate-taint")
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "ok")
+        check(OUR_TAINT in self.api.taints(NODE), "taint present: %s" % self.api.taints(NODE))
+        failures = re.findall(r"adding the taint gpuscope.io/gpu-unhealthy on node %s: try \d "
+                              r"of \d failed: .*HTTP (\d+)" % NODE, s.output())
+        check(failures == ["500", "409", "500"], "each failure logged: %s" % failures)
+        self.api.fail_taint = [409, 500]
+        inject(s.control, RECOVER_GPU1)
+        wait_action(s, "resume", "ok", timeout=40)
+        check(self.api.taints(NODE) == [], "taint removed: %s" % self.api.taints(NODE))
+        check(len(re.findall(r"removing the taint .* failed", s.output())) == 2, s.output()[-2000:])
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+    def test_a_taint_that_never_goes_on_takes_the_drain_back(self):
+        """A drain is never left half done: when every try of the taint
+        fails, the condition and the breaker's slot are taken back and the
+        drain is an error (the policy retries it whole)."""
+        self.api.fail_taint = [500] * 6
+        s = self.serve("--remediate-taint")
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "error", timeout=40)
+        check("(6 tries)" in s.output(), s.output()[-2000:])
+        check(self.api.condition(NODE)["status"] == "True", self.api.condition(NODE))
+        check(self.api.holders() == [], "slot given back: %s" % self.api.holders())
+        check(self.api.unhealthy() == [], self.api.unhealthy())
+
+    def test_unreadable_lease_fails_closed(self):
+        """A Lease annotation of the wrong shape is a clear error and no drain."""
+        self.api.leases[(NAMESPACE, "gpuscope-remediation")] = {
+            "apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+            "metadata": {"name": "gpuscope-remediation", "namespace": NAMESPACE,
+                         "resourceVersion": "5",
+                         "annotations": {"gpuscope.io/drained-nodes": '["gpu-node-1"]'}},
+            "spec": {}}
+        s = self.serve()
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "error")
+        check("metadata.annotations[gpuscope.io/drained-nodes] is not a JSON object" in
+              s.output(), s.output()[-1500:])
+        check(self.writes() == [], "nothing written: %s" % self.writes())
 
     def test_forbidden_is_a_clear_error(self):
         self.api.forbid = True
         s = self.serve()
-        self.inject(XID79_ON_GPU1)
+        inject(s.control, XID79_ON_GPU1)
         wait_action(s, "drain", "error")
         check("HTTP 403" in s.output() and "cannot patch resource" in s.output(),
               s.output()[-1500:])
         s.wait_metrics(lambda t: 'gpuscope_remediation_actions_total{action="drain",'
                        'result="error"} 1' in t, "metrics served, the error counted", timeout=10)
+        check(self.api.holders() == [], "slot given back: %s" % self.api.holders())
         check(self.api.problems == [], "problems: %s" % self.api.problems)
 
     def test_wrong_ca_and_server_down(self):
@@ -264,21 +247,46 @@ class RemediateKubernetesTest(unittest.TestCase):
         with open(other_ca) as src, open(os.path.join(self.sa, "ca.crt"), "w") as dst:
             dst.write(src.read())
         s = self.serve()
-        self.inject(XID79_ON_GPU1)
+        inject(s.control, XID79_ON_GPU1)
         wait_action(s, "drain", "error")
         check(re.search(r"certificate|SSL", s.output()), s.output()[-1500:])
-        check(self.api.condition() is None, "nothing changed without a verified server")
+        check(self.api.condition(NODE) is None, "nothing changed without a verified server")
         s.stop()
         s = self.serve(port=free_port())
-        self.inject(XID79_ON_GPU1)
+        inject(s.control, XID79_ON_GPU1)
         wait_action(s, "drain", "error")
         check("GET https://127.0.0.1:" in s.output(), s.output()[-1500:])
         check(s.get("/metrics")[0] == 200, "metrics served with the API server down")
 
 
+class NodeListPagingTest(KubernetesCase):
+    """Issue 39, item 6: the node list is read in pages (limit 500 and
+    continue), every page counted, so the agent's memory is bounded by one
+    page whatever the cluster's size."""
+    nodes = 1201
+
+    def test_every_page_is_read_and_counted(self):
+        # A node drained by gpuscope on the last page (before the Lease existed):
+        # with a limit of 1 the breaker must see it and refuse.
+        last = "gpu-node-1200"
+        self.api.nodes[last]["status"]["conditions"].append(
+            {"type": "GpuHealthy", "status": "False", "reason": "GpuscopeXid79",
+             "message": "gpuscope: XID 79 on GPU 0 (GPU-x) runbook",
+             "lastTransitionTime": "2026-12-04T08:00:00Z"})
+        s = self.serve("--remediate-breaker-fraction", "0", "--remediate-breaker-min-nodes", "1")
+        inject(s.control, XID79_ON_GPU1)
+        wait_action(s, "drain", "breaker_open")
+        check("1 of 1201 nodes drained by gpuscope (limit 1)" in s.output(), s.output()[-1500:])
+        check(self.api.condition(NODE) is None, "not drained")
+        lists = self.api.lists
+        check(len(lists) == 3 and lists[0] == (500, "") and all(t for _, t in lists[1:]) and
+              all(limit == 500 for limit, _ in lists), "three pages, continued: %s" % lists)
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+
+
 class RemediationOverlayTest(unittest.TestCase):
     """deploy/k8s-remediation: the base manifests, a service account whose
-    ClusterRole allows only what the actuator sends, and the agent in dry run."""
+    roles allow only what the actuator sends, and the agent in dry run."""
 
     def test_kustomize_build(self):
         import yaml
@@ -292,9 +300,23 @@ class RemediationOverlayTest(unittest.TestCase):
                  for x in docs["ClusterRole"]["rules"]}
         check(rules == {(("nodes",), ("get", "list", "patch")),
                         (("nodes/status",), ("get", "patch"))}, "RBAC: %s" % rules)
-        binding = docs["ClusterRoleBinding"]
-        check(binding["subjects"][0]["name"] == docs["ServiceAccount"]["metadata"]["name"],
-              "bound to the agent's service account")
+        # The breaker's Lease: only in the agent's namespace, only that one to
+        # read and update (create cannot be limited to a name in RBAC).
+        role = docs["Role"]
+        check(role["metadata"]["namespace"] == docs["ServiceAccount"]["metadata"]["namespace"],
+              "the Role is in the agent's namespace")
+        lease_rules = {(tuple(x["apiGroups"]), tuple(x["resources"]), tuple(sorted(x["verbs"])),
+                        tuple(x.get("resourceNames", []))) for x in role["rules"]}
+        check(lease_rules == {(("coordination.k8s.io",), ("leases",), ("get", "update"),
+                               ("gpuscope-remediation",)),
+                              (("coordination.k8s.io",), ("leases",), ("create",), ())},
+              "Lease RBAC: %s" % lease_rules)
+        for kind, role_kind in (("ClusterRoleBinding", "ClusterRole"), ("RoleBinding", "Role")):
+            binding = docs[kind]
+            check(binding["subjects"][0]["name"] == docs["ServiceAccount"]["metadata"]["name"],
+                  "%s bound to the agent's service account" % kind)
+            check(binding["roleRef"]["kind"] == role_kind and
+                  binding["roleRef"]["name"] == docs[role_kind]["metadata"]["name"], binding)
         pod = docs["DaemonSet"]["spec"]["template"]["spec"]
         check(pod["serviceAccountName"] == docs["ServiceAccount"]["metadata"]["name"] and
               pod["automountServiceAccountToken"] is True, "token mounted")
