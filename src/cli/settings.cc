@@ -131,7 +131,7 @@ const std::vector<SettingDef> kServeSettings = {
   {"remediate-taint", "", "GPUSCOPE_REMEDIATE_TAINT", "false", kSwitch, 0, 0,
    "With --remediate kubernetes, also add the NoSchedule taint gpuscope.io/gpu-unhealthy (removed on resume)."},
   {"kubernetes-serviceaccount-dir", "", "GPUSCOPE_KUBERNETES_SERVICEACCOUNT_DIR", "/var/run/secrets/kubernetes.io/serviceaccount", kText, 0, 0,
-   "Where the pod's service-account token and ca.crt are (in-cluster config for --remediate kubernetes)."},
+   "Where the pod's service-account token, ca.crt and namespace are (in-cluster config for --remediate kubernetes; the breaker's Lease lives in that namespace)."},
   {"nvml-lib", "", "GPUSCOPE_NVML_LIB", "libnvidia-ml.so.1", kText, 0, 0,
    "NVML library to load."},
   {"simulate", "", "GPUSCOPE_SIMULATE", "", kText, 0, 0,
