@@ -136,6 +136,11 @@ void WriteHistogram(std::string& out, std::string_view name, const std::string& 
     le += '"';
     Line(out, name, "_bucket", prefix, le, static_cast<double>(cumulative));
   }
+  // OpenMetrics: a histogram's sum is a counter, so one with a negative bound must not have
+  // one, and `_count` comes only with `_sum`. A negative sum (observations below 0 with only
+  // non-negative bounds) is no counter either. Such a series is its buckets alone (the +Inf
+  // bucket is the count), in both formats, so one set of lines serves both.
+  if (h.sum < 0 || (!h.bounds.empty() && h.bounds.front() < 0)) return;
   Line(out, name, "_sum", prefix, "", h.sum);
   Line(out, name, "_count", prefix, "", static_cast<double>(h.count));
 }

@@ -299,6 +299,27 @@ TEST_F(StoreTest, ADeltaHistogramWithOnlyTheInfBucketKeepsIt) {
             std::string::npos);
 }
 
+// Issue 39: a negative histogram sum made prometheus_client reject the whole OpenMetrics
+// scrape. A histogram with a negative bound, or a negative sum, is written as its buckets alone.
+TEST_F(StoreTest, AHistogramWithNegativeObservationsHasNoSum) {
+  pb::ExportMetricsServiceRequest request;
+  pb::ScopeMetrics* scope = AddResource(request, {});
+  AddHistogram(scope, "skew", "s", {-1, 0, 1}, {2, 1, 0, 1}, -3.5);  // a negative bound
+  AddHistogram(scope, "drift", "s", {0, 1}, {2, 0, 1}, -1.5);        // bounds >= 0, sum < 0
+  AddHistogram(scope, "latency", "s", {0.1, 1}, {1, 1, 0}, 0.6);     // an ordinary one
+  EXPECT_FALSE(Post(request).has_partial_success());
+  const std::string body = Body();  // checked with OpenMetrics' rules for sums
+  EXPECT_EQ(body.find("gpuscope_app_skew_seconds_sum"), std::string::npos) << body;
+  EXPECT_EQ(body.find("gpuscope_app_skew_seconds_count"), std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_skew_seconds_bucket{gpu=\"\",UUID=\"\",le=\"+Inf\"} 4"),
+            std::string::npos);
+  EXPECT_EQ(body.find("gpuscope_app_drift_seconds_sum"), std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_latency_seconds_sum{gpu=\"\",UUID=\"\"} 0.6"),
+            std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_latency_seconds_count{gpu=\"\",UUID=\"\"} 2"),
+            std::string::npos);
+}
+
 TEST_F(StoreTest, ExpiredSeriesGiveBackTheirBytesAndTheirNames) {
   pb::ExportMetricsServiceRequest request;
   AddHistogram(AddResource(request, {{"service.name", "s"}}), "clash", "", {1}, {1, 1}, 2);
