@@ -65,6 +65,8 @@ const std::vector<SettingDef> kServeSettings = {
    "How long /api/v1/jobs keeps a job, pod or workload after it ended (docs/reports.md)."},
   {"jobs-max-ended", "", "GPUSCOPE_JOBS_MAX_ENDED", "1000", kInteger, 0, 1000000,
    "Ended jobs, pods and workloads /api/v1/jobs keeps at most; the oldest go first."},
+  {"jobs-max-bytes", "", "GPUSCOPE_JOBS_MAX_BYTES", "16777216", kInteger, 65536, 1073741824,
+   "Bytes the job ledger may hold, running and ended holders together (an upper estimate); past it the ended ones that ended first go first."},
   {"kubernetes", "-k", "GPUSCOPE_KUBERNETES", "false", kSwitch, 0, 0,
    "Add pod, namespace and container labels from the kubelet's pod-resources API (docs/attribution.md)."},
   {"kubernetes-gpu-id-type", "", "GPUSCOPE_KUBERNETES_GPU_ID_TYPE", "uid", kText, 0, 0,
