@@ -406,7 +406,7 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now,
   budget.per_sender = max_bytes == SIZE_MAX
                           ? SIZE_MAX
                           : std::max({std::size_t{1}, Part(max_bytes, options_.sender_share),
-                                      std::min(options_.min_sender_bytes, max_bytes)});
+                                      std::min(options_.min_sender_bytes, max_bytes / 4)});
   Expire(now);
   for (auto it = families_.begin(); it != families_.end(); ++it) {
     const FamilyState& family = it->second;

@@ -91,8 +91,9 @@ class Store {
   // (attributed); drops expired series. A series is written once per GPU it
   // is attributed to, so the lines are bounded here, not by the store's byte
   // budget: series lines past about `max_bytes`, or past a sender's
-  // `sender_share` of it, are not built (their readings neither) and are
-  // counted in `*omitted`.
+  // `sender_share` of it (at least `min_sender_bytes`, but never more than a
+  // quarter of it), are not built (their readings neither) and are counted in
+  // `*omitted`.
   std::vector<prom::Family> Families(const Snapshot& snapshot, double now,
                                      std::size_t max_bytes = SIZE_MAX, uint64_t* omitted = nullptr);
 
