@@ -93,6 +93,9 @@ Status SetAnalysis(const Settings& s, serve::AgentOptions& c) {
   Result<long> max_ended = s.Integer("jobs-max-ended");
   if (!max_ended.ok()) return max_ended.status();
   c.jobs.max_ended = static_cast<std::size_t>(*max_ended);
+  Result<long> max_bytes = s.Integer("jobs-max-bytes");
+  if (!max_bytes.ok()) return max_bytes.status();
+  c.jobs.max_bytes = static_cast<std::size_t>(*max_bytes);
   return Status::Ok();
 }
 

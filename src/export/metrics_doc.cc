@@ -162,6 +162,13 @@ its last values with `gpuscope_collector_stale` 1 (rendered by the health module
 staleness limit, 60 s by default). OpenMetrics (negotiated by `Accept`) declares a
 counter `x_total` as family `x`, and a dcgm counter (no `_total`) as `unknown`.
 
+**Label values** come partly from outside the agent: job ids (`--hpc-job-mapping-dir`), pod,
+namespace, container and workload names, service names and point attributes of applications
+(OTLP). A value longer than 256 bytes is cut to 236 bytes, at a UTF-8 character boundary, and
+ends with `...#` and 16 hex digits of a 64-bit FNV-1a hash of the whole value, so two values
+that differ only past the cut stay two series; the same value gives the same label on every
+node. Before, a 60 KiB job id made `/metrics` 5.5 MB.
+
 ## Counters file (`-f`)
 
 Read as dcgm-exporter reads it (Go's CSV reader with `#` comments, then its counters rules):

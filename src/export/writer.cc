@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 #include "base/text.h"
 
@@ -124,7 +125,25 @@ std::string_view TypeWord(std::string_view name, FamilyType type, Format format)
 
 }  // namespace
 
-void AppendLabelValue(std::string_view value, std::string* out) { AppendEscaped(value, true, out); }
+std::string CappedLabelValue(std::string_view value) {
+  if (value.size() <= kMaxLabelValueBytes) return std::string(value);
+  uint64_t hash = 14695981039346656037ull;  // FNV-1a, 64 bits
+  for (char c : value) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  char digits[17];
+  std::snprintf(digits, sizeof(digits), "%016llx", static_cast<unsigned long long>(hash));
+  std::size_t cut = kMaxLabelValueBytes - kLabelValueMarker.size() - 16;
+  // Back to the start of the character the cut falls in (never into a UTF-8 sequence).
+  for (std::size_t back = 0; back < 3 && cut > 0 && (value[cut] & 0xc0) == 0x80; ++back) --cut;
+  std::string out(value.substr(0, cut));
+  out.append(kLabelValueMarker);
+  out.append(digits, 16);
+  return out;
+}
+
+void AppendLabelValue(std::string_view value, std::string* out) {
+  if (value.size() <= kMaxLabelValueBytes) return AppendEscaped(value, true, out);
+  AppendEscaped(CappedLabelValue(value), true, out);
+}
 
 void AppendLabel(std::string_view name, std::string_view value, bool first, std::string* out) {
   if (!first) out->push_back(',');

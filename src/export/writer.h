@@ -6,6 +6,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -18,7 +19,19 @@ enum class Format : uint8_t {
   kOpenMetrics,  // application/openmetrics-text; version=1.0.0 (ends with "# EOF")
 };
 
-// Appends a label value with `\`, `"` and newline escaped.
+// Label values come from outside (job ids, pod and workload names, OTLP
+// attributes): one longer than this many bytes is cut to fit, on a UTF-8
+// boundary, and ends with `kLabelValueMarker` and 16 hex digits of a 64-bit
+// FNV-1a hash of the whole value, so that values that differ only past the
+// cut still make distinct series (docs/metrics.md, "Label values").
+inline constexpr std::size_t kMaxLabelValueBytes = 256;
+inline constexpr std::string_view kLabelValueMarker = "...#";
+
+// `value` within kMaxLabelValueBytes: itself when it fits, else cut and marked.
+std::string CappedLabelValue(std::string_view value);
+
+// Appends a label value, capped (CappedLabelValue), with `\`, `"` and
+// newline escaped.
 void AppendLabelValue(std::string_view value, std::string* out);
 
 // Appends `,name="value"` (no comma when `first`).

@@ -55,19 +55,24 @@ std::optional<Credentials> HeaderCredentials(MHD_Connection* connection) {
   return ParseBasicAuthorization(std::string_view(value, size));
 }
 
-// The client's address, the key of per-client limits ("" when unknown).
-std::string ClientAddress(MHD_Connection* connection) {
+// The client's address, the key of per-client limits ("" when unknown), and its port.
+std::string ClientAddress(MHD_Connection* connection, uint16_t* port = nullptr) {
   const MHD_ConnectionInfo* info =
       MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
   if (info == nullptr || info->client_addr == nullptr) return "";
   char text[INET6_ADDRSTRLEN] = {};
   const sockaddr* addr = info->client_addr;
+  uint16_t network_port = 0;
   if (addr->sa_family == AF_INET) {
-    inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(addr)->sin_addr, text, sizeof(text));
+    const auto* in = reinterpret_cast<const sockaddr_in*>(addr);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+    network_port = in->sin_port;
   } else if (addr->sa_family == AF_INET6) {
-    inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(addr)->sin6_addr, text,
-              sizeof(text));
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(addr);
+    inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    network_port = in6->sin6_port;
   }
+  if (port != nullptr) *port = ntohs(network_port);
   return text;
 }
 
@@ -357,6 +362,12 @@ Response Server::Daemon::Serve(MHD_Connection* connection, std::string_view url,
     request.body_too_large = exchange.body_too_large;
   }
   MHD_get_connection_values(connection, MHD_GET_ARGUMENT_KIND, &CollectQuery, &request.query);
+  std::string peer;
+  if (post) {
+    peer = ClientAddress(connection, &request.peer_port);
+    request.peer = peer;
+    request.local_port = server->port();
+  }
   try {
     return route->second.handler(request);
   } catch (const std::exception& e) {

@@ -3,9 +3,11 @@
 // received, so a client sending one header line every few seconds (slowloris) would hold a
 // connection forever.
 //
-// Request bodies (POST routes) get a minimum rate instead, for the same reason: once the body
-// has started, the bytes received must keep up with `min_body_rate` bytes a second after a grace
-// of `body_grace` (as Apache's mod_reqtimeout MinRate), or the connection is cut the same way.
+// Request bodies (POST routes) get a minimum rate instead, for the same reason: a body must
+// start arriving within `body_grace`, and each byte received moves its deadline on by
+// 1/`min_body_rate` seconds (as Apache's mod_reqtimeout MinRate), but never to more than
+// `body_grace` from now, so a body that falls below the rate is cut at most `body_grace` after
+// (plus a sweep tick), however many bytes came before; the connection is cut the same way.
 //
 // The server registers each connection when libmicrohttpd reports it open (its socket is then
 // known), marks the head received when the request handler is first called, restarts the

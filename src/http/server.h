@@ -61,6 +61,10 @@ struct Request {
   std::string_view content_encoding;
   std::string_view body;
   bool body_too_large = false;
+  // POST routes only: the client's address ("127.0.0.1", "::1"; "" when unknown) and port, and
+  // the server's own port (the connection's two ends, to find the peer's socket).
+  std::string_view peer;
+  uint16_t peer_port = 0, local_port = 0;
 
   // The first value of query argument `key`, or "" when absent.
   std::string_view QueryValue(std::string_view key) const;

@@ -10,7 +10,7 @@
 namespace gpuscope::jobs {
 namespace {
 
-using Key = std::pair<std::string, std::string>;
+using Key = std::pair<std::string, std::string>;  // (kind, id)
 
 // Clock reasons that slow a job down (the GPU's own idle, application and
 // display clock settings are not throttling): sw power cap, hw slowdown,
@@ -117,10 +117,11 @@ void Ledger::Credit(const Key& key, const Holder& holder, double share, const Sn
   e.usage.namespace_name = holder.namespace_name;
   e.usage.workload = holder.workload;
   e.usage.hpc_job = holder.hpc_job;
-  if (e.ended) {  // back
+  if (e.ended) {  // back: its one record runs again
+    ended_.erase({*e.usage.end, key});
+    ended_bytes_ -= e.bytes;
     e.ended = false;
     e.usage.end.reset();
-    --ended_;
     running_.insert(key);
   }
   e.last_seen = now;
@@ -183,30 +184,60 @@ void Ledger::NoteFindings(const Snapshot& snapshot,
 }
 
 void Ledger::EndAndEvict(double now) {
+  running_bytes_ = 0;
   for (auto key = running_.begin(); key != running_.end();) {
     Entry& e = entries_.at(*key);
     if (e.last_seen == now) {
+      running_bytes_ += EntryBytes(*key, e);
       ++key;
       continue;
     }
     e.ended = true;
     e.usage.end = e.last_seen;
-    ++ended_;
-    ended_order_.push_back({e.last_seen, *key});
+    e.bytes = EntryBytes(*key, e);  // an ended holder no longer changes
+    ended_bytes_ += e.bytes;
+    ended_.insert({e.last_seen, *key});
     key = running_.erase(key);
   }
-  // Oldest ended first; an entry that came back (or ended again later) is
-  // skipped here and found again under its newer end.
-  while (!ended_order_.empty() &&
-         (ended_ > options_.max_ended ||
-          ended_order_.front().first < now - options_.keep_ended_seconds)) {
-    auto [end, key] = ended_order_.front();
-    ended_order_.pop_front();
-    auto it = entries_.find(key);
-    if (it == entries_.end() || !it->second.ended || it->second.usage.end != end) continue;
-    entries_.erase(it);
-    --ended_;
+  Evict(now);
+}
+
+// The holder that ended first goes first, while over any bound.
+void Ledger::Evict(double now) {
+  while (!ended_.empty() && (ended_.size() > options_.max_ended ||
+                             ended_.begin()->first < now - options_.keep_ended_seconds ||
+                             running_bytes_ + ended_bytes_ > options_.max_bytes)) {
+    auto entry = entries_.find(ended_.begin()->second);
+    ended_bytes_ -= entry->second.bytes;
+    entries_.erase(entry);
+    ended_.erase(ended_.begin());
   }
+}
+
+// An upper estimate: each string counted at its size plus its header, each
+// tree node at 48 bytes beyond its value; the key is held three times (the
+// records' map, the running or ended index, the usage's id).
+std::size_t Ledger::EntryBytes(const Key& key, const Entry& e) {
+  constexpr std::size_t kNode = 48;
+  const std::size_t key_bytes = 2 * sizeof(std::string) + key.first.size() + key.second.size();
+  std::size_t n = kNode + sizeof(Key) + sizeof(Entry) + 2 * key_bytes;  // map key, index
+  n += kNode + sizeof(std::pair<double, Key>);
+  for (const std::string* s :
+       {&e.usage.kind, &e.usage.id, &e.usage.namespace_name, &e.usage.workload, &e.usage.hpc_job}) {
+    n += s->size();
+  }
+  n += e.devices.capacity() * sizeof(DeviceUsage);
+  for (const DeviceUsage& d : e.devices) {
+    n += d.device_key.size() + d.uuid.size() + d.hostname.size() + d.mig_profile.size();
+    for (const auto& [reason, seconds] : d.throttle_reason_seconds) {
+      n += kNode + sizeof(std::pair<const std::string, double>) + reason.size();
+    }
+  }
+  for (const auto& [where, f] : e.findings) {
+    n += kNode + sizeof(std::pair<const Key, FindingSeen>) +
+         2 * (where.first.size() + where.second.size());
+  }
+  return n;
 }
 
 JobUsage Ledger::Assemble(const Entry& e) {
@@ -243,7 +274,17 @@ std::optional<JobUsage> Ledger::Find(const std::string& kind, const std::string&
 
 std::size_t Ledger::ended_count() const {
   std::lock_guard lock(mu_);
-  return ended_;
+  return ended_.size();
+}
+
+std::size_t Ledger::size() const {
+  std::lock_guard lock(mu_);
+  return entries_.size();
+}
+
+std::size_t Ledger::bytes() const {
+  std::lock_guard lock(mu_);
+  return running_bytes_ + ended_bytes_;
 }
 
 }  // namespace gpuscope::jobs

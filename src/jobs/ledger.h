@@ -20,18 +20,23 @@
 // deploy/prometheus/rules/gpu-tenants.yml); peak memory is the device's.
 //
 // A holder that no device names any more has ended (end = last seen); ended
-// holders are kept for keep_ended_seconds and at most max_ended of them (the
-// oldest go first). A holder that comes back is running again.
+// holders are kept for keep_ended_seconds, at most max_ended of them, and only
+// while the whole ledger (running and ended, bookkeeping included, an upper
+// estimate: bytes()) fits max_bytes; past any of the three the ended holder
+// that ended first goes first. A holder that comes back is running again and
+// keeps one record, however often it ends and returns. A holder evicted is
+// unknown: Find answers nullopt, and `gpuscope report` says the job is not
+// known (docs/reports.md). Running holders are never evicted (they are
+// bounded by the devices and their holders).
 //
-// Thread safety: Observe from one thread (the sampler's publish hook); List
-// and Find from any thread (one mutex; Observe holds it for O(devices x
-// holders + running holders) work, however many ended ones are kept; readers
-// copy what they return).
+// Thread safety: Observe from one thread (the sampler's publish hook); List,
+// Find and the counts from any thread (one mutex; Observe holds it for
+// O(devices x holders + running holders x their devices) work, however many
+// ended ones are kept; readers copy what they return).
 #pragma once
 
 #include <array>
 #include <cstddef>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -49,7 +54,10 @@ namespace gpuscope::jobs {
 struct LedgerOptions {
   double keep_ended_seconds = 24 * 3600;  // --jobs-keep-ended, default 24 h
   std::size_t max_ended = 1000;           // --jobs-max-ended, default 1,000
-  double max_gap_seconds = 60;            // longer gaps between cycles count only this much
+  // The ledger's bytes (bytes()) at most, evicting ended holders: --jobs-max-bytes, default
+  // 16 MiB (1,000 ended 2-GPU jobs take about 2.7 MB).
+  std::size_t max_bytes = std::size_t{16} << 20;
+  double max_gap_seconds = 60;  // longer gaps between cycles count only this much
 };
 
 // One finding of the diagnosis on one of the holder's devices.
@@ -96,6 +104,11 @@ class Ledger {
   // One holder; nullopt when the ledger has none of that name.
   std::optional<JobUsage> Find(const std::string& kind, const std::string& id) const;
   std::size_t ended_count() const;
+  // Holders kept, running and ended.
+  std::size_t size() const;
+  // An upper estimate of the bytes the ledger holds (records, their strings,
+  // devices and findings, and the indexes), as of the last Observe.
+  std::size_t bytes() const;
 
  private:
   // A device's integrals at the previous cycle.
@@ -119,7 +132,9 @@ class Ledger {
     std::map<std::pair<std::string, std::string>, FindingSeen> findings;
     double last_seen = 0;
     bool ended = false;
+    std::size_t bytes = 0;  // EntryBytes when it ended
   };
+  using Key = std::pair<std::string, std::string>;
 
   void ObserveDevice(const Snapshot& snapshot, std::size_t slot, double now);
   void Credit(const std::pair<std::string, std::string>& key, const Holder& holder, double share,
@@ -127,15 +142,17 @@ class Ledger {
   void NoteFindings(const Snapshot& snapshot, const std::vector<analysis::GpuDiagnosis>& diagnoses,
                     double now);
   void EndAndEvict(double now);
+  void Evict(double now);
+  static std::size_t EntryBytes(const Key& key, const Entry& e);
   static JobUsage Assemble(const Entry& e);
 
   LedgerOptions options_;
   mutable std::mutex mu_;
-  std::map<std::string, Counters> previous_;                      // by device key
-  std::map<std::pair<std::string, std::string>, Entry> entries_;  // by (kind, id)
-  std::set<std::pair<std::string, std::string>> running_;         // the holders not ended
-  std::deque<std::pair<double, std::pair<std::string, std::string>>> ended_order_;
-  std::size_t ended_ = 0;
+  std::map<std::string, Counters> previous_;  // by device key
+  std::map<Key, Entry> entries_;              // by (kind, id)
+  std::set<Key> running_;                     // the holders not ended
+  std::set<std::pair<double, Key>> ended_;    // the ended ones by end: one each, oldest first
+  std::size_t running_bytes_ = 0, ended_bytes_ = 0;
 };
 
 }  // namespace gpuscope::jobs

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "base/log.h"
+#include "otlp/peer.h"
 
 namespace gpuscope::otlp {
 namespace {
@@ -162,7 +163,9 @@ http::Response Receiver::Handle(const http::Request& request) {
   std::unique_ptr<Request> message;
   if (auto refused = Parse(wire, bytes, *encoding, answer, &message)) return std::move(*refused);
   const uint64_t points = message->Points();
-  const IngestResult result = store_.Ingest(message->ToBatch(namer_), wall_());
+  const std::string peer =
+      PeerKey(request.peer, request.peer_port, request.local_port, options_.proc_root);
+  const IngestResult result = store_.Ingest(message->ToBatch(namer_), wall_(), peer);
   store_.CountRequest(200);
   const std::string why = result.rejected == 0
                               ? std::string()

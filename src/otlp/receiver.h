@@ -14,6 +14,7 @@
 //        is kept, so the client's retry loses nothing. With the token bucket empty the
 //        body is refused before it is inflated; otherwise its points are counted by the
 //        pre-scan and taken from the bucket before the message is built.
+// Points are budgeted per sender, the request's peer (peer.h), in the store.
 // Every 4xx body is a google.rpc.Status whose message names the problem, in
 // the request's encoding (protobuf when the encoding is unknown). Answers
 // carry the request's Content-Type.
@@ -26,6 +27,7 @@
 #include <functional>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "http/server.h"
@@ -41,6 +43,7 @@ struct ReceiverOptions {
   double max_points_per_second = 100000;  // sustained; bursts of one second (default 100000)
   Conventions conventions;                // built-in KPI names plus the mapping file's
   RequestLimits limits;                   // per request, checked before parsing (prescan.h)
+  std::string proc_root = "/proc";        // where a local peer's socket is looked up (peer.h)
 };
 
 inline constexpr std::string_view kMetricsPath = "/v1/metrics";

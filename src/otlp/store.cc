@@ -4,6 +4,7 @@
 #include <cmath>
 #include <tuple>
 
+#include "base/log.h"
 #include "base/text.h"
 #include "export/builtin_families.h"
 #include "export/writer.h"
@@ -67,9 +68,9 @@ Status Apply(const Point& p, double& value, HistogramValue& histogram) {
   return Status::Ok();
 }
 
-std::string SenderKey(const Origin& o) { return o.service + '\x1f' + o.host; }
-
-std::string SenderName(const Origin& o) {
+// The budget a point from `peer` (PeerKey) is charged to, and how messages name it.
+std::string SenderOf(const Origin& o, const std::string& peer) {
+  if (!peer.empty()) return "peer " + peer;
   return "service.name '" + base::Excerpt(o.service, 48) + "' host.name '" +
          base::Excerpt(o.host, 48) + "'";
 }
@@ -136,6 +137,11 @@ void WriteHistogram(std::string& out, std::string_view name, const std::string& 
     le += '"';
     Line(out, name, "_bucket", prefix, le, static_cast<double>(cumulative));
   }
+  // OpenMetrics: a histogram's sum is a counter, so one with a negative bound must not have
+  // one, and `_count` comes only with `_sum`. A negative sum (observations below 0 with only
+  // non-negative bounds) is no counter either. Such a series is its buckets alone (the +Inf
+  // bucket is the count), in both formats, so one set of lines serves both.
+  if (h.sum < 0 || (!h.bounds.empty() && h.bounds.front() < 0)) return;
   Line(out, name, "_sum", prefix, "", h.sum);
   Line(out, name, "_count", prefix, "", static_cast<double>(h.count));
 }
@@ -200,7 +206,17 @@ Status Store::CheckName(const Point& p) const {
   return Status::Ok();
 }
 
-Status Store::Admit(const Point& p, const Origin& origin, std::size_t growth, std::size_t cost,
+std::size_t Store::SenderSeries() const {
+  const std::size_t floor = std::min(options_.min_sender_series, options_.max_series);
+  return std::max<std::size_t>({1, floor, Part(options_.max_series, options_.sender_share)});
+}
+
+std::size_t Store::SenderBytes() const {
+  const std::size_t floor = std::min(options_.min_sender_bytes, options_.max_bytes);
+  return std::max(floor, Part(options_.max_bytes, options_.sender_share));
+}
+
+Status Store::Admit(const Point& p, const std::string& sender, std::size_t growth, std::size_t cost,
                     bool new_series) const {
   const std::string& name = p.naming.family;
   if (cost > options_.max_series_bytes) {
@@ -225,25 +241,24 @@ Status Store::Admit(const Point& p, const Origin& origin, std::size_t growth, st
                                    "; " + std::to_string(bytes_) + " are taken, a series of '" +
                                    name + "' needs " + std::to_string(growth) + " more");
   }
-  auto sender = senders_.find(SenderKey(origin));
-  const Usage usage = sender == senders_.end() ? Usage{} : sender->second;
-  const std::size_t share_series =
-      std::max<std::size_t>(1, Part(options_.max_series, options_.sender_share));
-  const std::size_t share_bytes = Part(options_.max_bytes, options_.sender_share);
+  auto held = senders_.find(sender);
+  const Usage usage = held == senders_.end() ? Usage{} : held->second;
+  const std::size_t share_series = SenderSeries();
+  const std::size_t share_bytes = SenderBytes();
   if ((new_series && usage.series >= share_series) || usage.bytes + growth > share_bytes) {
-    return Status::InvalidArgument(
-        "the sender " + SenderName(origin) + " holds " + std::to_string(usage.series) +
-        " series and " + std::to_string(usage.bytes) + " bytes, its share (otlp-sender-share) is " +
+    return Status::Unavailable(  // told apart for the log
+        "the sender " + sender + " holds " + std::to_string(usage.series) + " series and " +
+        std::to_string(usage.bytes) + " bytes, its share (otlp-sender-share) is " +
         std::to_string(share_series) + " series and " + std::to_string(share_bytes) +
         " bytes; new series of '" + name + "' were refused");
   }
   return Status::Ok();
 }
 
-void Store::Charge(const Origin& origin, int series, std::ptrdiff_t bytes) {
+void Store::Charge(const std::string& sender, int series, std::ptrdiff_t bytes) {
   series_ += series;
   bytes_ += bytes;
-  auto it = senders_.try_emplace(SenderKey(origin)).first;
+  auto it = senders_.try_emplace(sender).first;
   it->second.series += series;
   it->second.bytes += bytes;
   if (it->second.series == 0) senders_.erase(it);
@@ -258,15 +273,15 @@ std::map<std::string, Store::FamilyState>::iterator Store::NewFamily(const Point
 }
 
 Status Store::Update(Series& s, const Point& p, std::size_t cost, double now) {
-  if (cost > s.cost) GPUSCOPE_RETURN_IF_ERROR(Admit(p, s.origin, cost - s.cost, cost, false));
+  if (cost > s.cost) GPUSCOPE_RETURN_IF_ERROR(Admit(p, s.sender, cost - s.cost, cost, false));
   GPUSCOPE_RETURN_IF_ERROR(Apply(p, s.value, s.histogram));
-  Charge(s.origin, 0, static_cast<std::ptrdiff_t>(cost) - static_cast<std::ptrdiff_t>(s.cost));
+  Charge(s.sender, 0, static_cast<std::ptrdiff_t>(cost) - static_cast<std::ptrdiff_t>(s.cost));
   s.cost = cost;
   s.updated = now;
   return Status::Ok();
 }
 
-Status Store::Add(const Origin& origin, const Point& p, double now) {
+Status Store::Add(const Origin& origin, const std::string& sender, const Point& p, double now) {
   GPUSCOPE_RETURN_IF_ERROR(CheckPoint(p, origin, options_.limits));
   GPUSCOPE_RETURN_IF_ERROR(CheckName(p));
   const std::size_t cost =
@@ -277,14 +292,15 @@ Status Store::Add(const Origin& origin, const Point& p, double now) {
     auto found = family->second.series.find(key);
     if (found != family->second.series.end()) return Update(found->second, p, cost, now);
   }
-  GPUSCOPE_RETURN_IF_ERROR(Admit(p, origin, cost, cost, true));
+  GPUSCOPE_RETURN_IF_ERROR(Admit(p, sender, cost, cost, true));
   if (family == families_.end()) family = NewFamily(p);
-  family->second.series.emplace(key, Series{origin, p.labels, p.value, p.histogram, now, cost});
-  Charge(origin, 1, static_cast<std::ptrdiff_t>(cost));
+  family->second.series.emplace(key,
+                                Series{origin, p.labels, p.value, p.histogram, now, cost, sender});
+  Charge(sender, 1, static_cast<std::ptrdiff_t>(cost));
   return Status::Ok();
 }
 
-IngestResult Store::Ingest(const Batch& batch, double now) {
+IngestResult Store::Ingest(const Batch& batch, double now, const std::string& peer) {
   std::lock_guard lock(mu_);
   IngestResult result;
   result.rejected = batch.rejected;
@@ -294,8 +310,11 @@ IngestResult Store::Ingest(const Batch& batch, double now) {
     attributed[i] = resolver_ && !resolver_->Resolve(batch.origins[i]).empty();
   }
   for (const Point& p : batch.points) {
-    Status kept = Add(batch.origins[p.origin], p, now);
+    const Origin& origin = batch.origins[p.origin];
+    const std::string sender = SenderOf(origin, peer);
+    Status kept = Add(origin, sender, p, now);
     if (!kept.ok()) {
+      if (kept.code() == Status::Code::kUnavailable) LogShareRefusal(kept.message(), now);
       ++result.rejected;
       if (result.problem.empty()) result.problem = kept.message();
       continue;
@@ -306,6 +325,17 @@ IngestResult Store::Ingest(const Batch& batch, double now) {
   accepted_ += result.accepted;
   rejected_ += result.rejected;
   return result;
+}
+
+// A sender held to its share is told in its answer; the operator learns it
+// here, once a minute at most, with the points refused since.
+void Store::LogShareRefusal(const std::string& why, double now) {
+  ++share_refused_;
+  if (share_logged_at_ >= 0 && now - share_logged_at_ < 60) return;
+  log::Warn("otlp: {} point(s) refused for their sender's share; the last: {}", share_refused_,
+            why);
+  share_refused_ = 0;
+  share_logged_at_ = now;
 }
 
 void Store::CountRequest(int status) {
@@ -331,7 +361,7 @@ std::string Store::RenderFamily(const std::string& name, const FamilyState& fami
     // A line is about the name, the labels and a number; a histogram writes
     // one per bucket and three more.
     const std::size_t lines = family.kind == Kind::kHistogram ? s.histogram.counts.size() + 3 : 1;
-    std::size_t& spent = budget.spent[SenderKey(s.origin)];
+    std::size_t& spent = budget.spent[s.sender];
     for (const Target& t : it->second.empty() ? kUnattributed : it->second) {
       std::string prefix = Prefix(t, s.origin, s.labels);
       const std::size_t size = lines * (name.size() + prefix.size() + 48);
@@ -375,7 +405,8 @@ std::vector<prom::Family> Store::Families(const Snapshot& snapshot, double now,
   budget.total = max_bytes;
   budget.per_sender = max_bytes == SIZE_MAX
                           ? SIZE_MAX
-                          : std::max<std::size_t>(1, Part(max_bytes, options_.sender_share));
+                          : std::max({std::size_t{1}, Part(max_bytes, options_.sender_share),
+                                      std::min(options_.min_sender_bytes, max_bytes / 4)});
   Expire(now);
   for (auto it = families_.begin(); it != families_.end(); ++it) {
     const FamilyState& family = it->second;
@@ -400,7 +431,7 @@ void Store::Expire(double now) {
     std::erase_if(it->second.series, [&](const auto& entry) {
       const Series& s = entry.second;
       const bool expired = now - s.updated > options_.expiry_s;
-      if (expired) Charge(s.origin, -1, -static_cast<std::ptrdiff_t>(s.cost));
+      if (expired) Charge(s.sender, -1, -static_cast<std::ptrdiff_t>(s.cost));
       return expired;
     });
     if (!it->second.series.empty()) {

@@ -13,18 +13,22 @@ namespace {
 
 // Where the last whole series of `lines` ends within `avail` bytes, and how
 // many series start at or after that point. A histogram series ends with its
-// `_count` line; any other family has one line per series.
+// `_count` line, or with its +Inf bucket when it has no sum (otlp/store.cc:
+// negative bounds or sum); any other family has one line per series.
 std::pair<std::size_t, uint64_t> SeriesCut(const prom::Family& family, std::size_t avail) {
   const std::string& lines = *family.lines;
   const bool histogram = family.type == prom::FamilyType::kHistogram;
   const std::string count_line = family.name + "_count{";
+  const std::string sum_line = family.name + "_sum{";
   std::size_t cut = 0;
   uint64_t after = 0;
   for (std::size_t pos = 0; pos < lines.size();) {
     std::size_t eol = lines.find('\n', pos);
     eol = eol == std::string::npos ? lines.size() : eol + 1;
-    const bool ends_series =
-        !histogram || std::string_view(lines).substr(pos).starts_with(count_line);
+    const std::string_view line = std::string_view(lines).substr(pos, eol - pos);
+    const bool last_bucket = line.find("le=\"+Inf\"}") != std::string_view::npos &&
+                             !std::string_view(lines).substr(eol).starts_with(sum_line);
+    const bool ends_series = !histogram || line.starts_with(count_line) || last_bucket;
     if (ends_series && eol <= avail && after == 0) {
       cut = eol;
     } else if (ends_series) {

@@ -10,6 +10,7 @@ the simulator's PIDs) names its Slurm job.
 """
 import json
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -58,6 +59,32 @@ class AttributionHpcTest(unittest.TestCase):
         finally:
             shutil.rmtree(jobs, ignore_errors=True)
         print("attribution: HPC job mapping followed while serving")
+
+    def test_huge_job_id_is_capped(self):
+        """Issue 39: a 60 KiB job id made /metrics 5.5 MB. Label values are cut to 256 bytes
+        (docs/metrics.md), so the body grows by about a job's usual labels."""
+        jobs = tempfile.mkdtemp(prefix="gpuscope-hpc-")
+        try:
+            with Serve(["--simulate", "training-8xh100", "--hpc-job-mapping-dir", jobs,
+                        "--attribution-refresh", "500ms"]) as agent:
+                with open(os.path.join(jobs, "2"), "w") as f:
+                    f.write("4242\n")
+                small = agent.wait_metrics(lambda b: 'hpc_job="4242"' in b, "a usual job")
+                huge = "j" * (60 << 10)
+                with open(os.path.join(jobs, "2"), "w") as f:
+                    f.write(huge + "\n")
+                body = agent.wait_metrics(lambda b: 'hpc_job="jjj' in b, "the 60 KiB job")
+                values = re.findall(r'hpc_job="([^"]*)"', body)
+                check(values and all(len(v) <= 256 for v in values),
+                      "label values capped: %s" % sorted({len(v) for v in values}))
+                check(all(v.startswith("j" * 236 + "...#") for v in values),
+                      "cut and marked: %s" % values[0][-40:])
+                grown = len(body) - len(small)
+                check(grown < 256 * len(values) * 3,
+                      "/metrics grew %d bytes for %d labels" % (grown, len(values)))
+        finally:
+            shutil.rmtree(jobs, ignore_errors=True)
+        print("attribution: a 60 KiB job id is capped to 256 bytes on /metrics")
 
     def test_cgroup_names_the_job(self):
         proc = tempfile.mkdtemp(prefix="gpuscope-proc-")

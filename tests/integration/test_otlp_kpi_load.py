@@ -99,8 +99,10 @@ class OtlpKpiLoadTest(unittest.TestCase):
             f.write(SCENARIO)
         otlp_port = free_port()
         try:
+            # One poster is one sender (its peer, 127.0.0.1 and its uid): no share, all of the
+            # store for its 3,000 resources.
             with Serve(["--simulate", scenario, "--otlp-listen-address", "127.0.0.1:%d" % otlp_port,
-                        "--kpi-regression-window", "5s"]) as serve:
+                        "--kpi-regression-window", "5s", "--otlp-sender-share", "1"]) as serve:
                 serve.wait_healthy()
                 text = serve.wait_metrics(lambda t: "gpuscope_collect_overruns_total" in t,
                                           "the overrun counter")

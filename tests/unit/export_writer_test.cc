@@ -83,6 +83,32 @@ TEST(Writer, EscapesLabelValues) {
   EXPECT_EQ(out, "x=\"plain\",y=\"\"");
 }
 
+// Issue 39: a 60 KiB job id made /metrics 5.5 MB. Label values are cut to kMaxLabelValueBytes,
+// on a UTF-8 boundary, marked, and keep a hash of the whole value so they stay distinct.
+TEST(Writer, CapsLongLabelValuesOnACharacterBoundary) {
+  const std::string fits(kMaxLabelValueBytes, 'j');
+  EXPECT_EQ(CappedLabelValue(fits), fits);
+  const std::string huge(60 << 10, 'j');
+  std::string out;
+  AppendLabelValue(huge, &out);
+  EXPECT_EQ(out.size(), kMaxLabelValueBytes);
+  EXPECT_EQ(out.substr(0, 236), std::string(236, 'j'));
+  EXPECT_EQ(out.substr(236, kLabelValueMarker.size()), kLabelValueMarker);
+  EXPECT_NE(CappedLabelValue(huge), CappedLabelValue(huge + "x"));  // differ past the cut
+  EXPECT_EQ(CappedLabelValue(huge), CappedLabelValue(huge));
+  // "é" (2 bytes) across the cut: the cut goes back to before it, never into it.
+  std::string e;
+  for (int i = 0; i < 200; ++i) e += "\xc3\xa9";
+  const std::string capped = CappedLabelValue(std::string(235, 'a') + e);
+  EXPECT_LE(capped.size(), kMaxLabelValueBytes);
+  const std::string kept = capped.substr(0, capped.find(kLabelValueMarker));
+  EXPECT_EQ(kept, std::string(235, 'a'));  // 235 + 2 > 236: the whole "é" goes
+  // Escapes apply after the cap: a value of quotes stays within twice the cap.
+  out.clear();
+  AppendLabelValue(std::string(1000, '"'), &out);
+  EXPECT_LE(out.size(), 2 * kMaxLabelValueBytes);
+}
+
 // Whatever reaches the writer, the exposition stays UTF-8 without raw control
 // characters: NUL, CR and invalid bytes become U+FFFD (issue 15: a NUL in
 // # HELP, Latin-1 help text that made Prometheus mark the target down).

@@ -5,7 +5,11 @@
 // `x_count`, a counter `x_total` is the family `x` in OpenMetrics), samples
 // inside their family, no duplicate series or label names, counters finite
 // and not negative, histograms with increasing `le` ending at +Inf, buckets
-// that do not decrease and a +Inf bucket equal to `_count`.
+// that do not decrease and a +Inf bucket equal to `_count`; and OpenMetrics'
+// rules for a histogram's sum, which prometheus_client's parser enforces (one
+// broken series rejects the whole scrape): `_count` and `_sum` together or not
+// at all, and no `_sum` when a bucket bound is negative or the sum itself is
+// (the sum is a counter).
 //
 // Header-only (the OTLP fuzz target compiles it too). Thread safety: pure.
 #pragma once
@@ -49,7 +53,7 @@ class ExpositionChecker {
   struct Histogram {
     std::vector<std::pair<double, double>> buckets;  // le, value
     bool has_count = false, has_sum = false;
-    double count = 0;
+    double count = 0, sum = 0;
   };
 
   static bool ValidName(std::string_view name) { return metric_names::Valid(name); }
@@ -181,6 +185,7 @@ class ExpositionChecker {
       h.count = value;
     } else if (name == family_ + "_sum") {
       h.has_sum = true;
+      h.sum = value;
     } else {
       Fail("sample '" + name + "' outside its histogram");
     }
@@ -191,9 +196,12 @@ class ExpositionChecker {
       if (h.buckets.empty() || !std::isinf(h.buckets.back().first)) {
         return Fail("histogram '" + family_ + "' without a +Inf bucket");
       }
-      if (!h.has_count || !h.has_sum)
-        return Fail("histogram '" + family_ + "' without count or sum");
-      if (h.buckets.back().second != h.count) {
+      if (h.has_count != h.has_sum)
+        return Fail("histogram '" + family_ + "' with only one of _count and _sum");
+      if (h.has_sum && (h.buckets.front().first < 0 || h.sum < 0)) {
+        return Fail("histogram '" + family_ + "' with a _sum and a negative bucket or sum");
+      }
+      if (h.has_count && h.buckets.back().second != h.count) {
         return Fail("histogram '" + family_ + "': +Inf bucket differs from _count");
       }
     }

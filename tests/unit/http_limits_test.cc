@@ -154,12 +154,12 @@ TEST_F(LimitsTest, PerClientLimitLeavesOtherClientsServed) {
 }
 
 // A POST route taking bodies of up to 1000 bytes, on a server started with `options`.
-std::unique_ptr<Server> StartPostServer(ServerOptions options) {
+std::unique_ptr<Server> StartPostServer(ServerOptions options, size_t max_body = 1000) {
   options.listen_address = "127.0.0.1:0";
   auto server = std::make_unique<Server>(options);
   server->HandlePost(
       "/v1/metrics", [](const Request& r) { return Response::Text(200, std::string(r.body)); },
-      1000);
+      max_body);
   EXPECT_TRUE(server->Start().ok());
   return server;
 }
@@ -213,6 +213,36 @@ TEST_F(LimitsTest, ABodyUnderTheMinimumRateIsClosed) {
   // A body at a normal rate is served.
   const std::string served = RawRequest(server->port(), PostHead(1000) + std::string(1000, 'z'));
   EXPECT_EQ(served.rfind("HTTP/1.1 200", 0), 0u) << served;
+  EXPECT_EQ(server->slow_bodies(), 1u);
+}
+
+// Issue 39: 4 MiB sent at once bought 17 minutes of credit (each byte 1/4096 s), so a client
+// that then trickled held its connection through a 32 s probe, where the docs promise a body
+// below the minimum rate is closed within the grace. Early bytes are no credit for later.
+TEST_F(LimitsTest, ABodyThatFallsBelowTheRateAfterABurstIsClosedWithinTheGrace) {
+  ServerOptions options;
+  options.connection_timeout = std::chrono::seconds(60);  // only the rate can close it
+  options.body_grace = 300ms;
+  options.min_body_bytes_per_second = 100;
+  constexpr size_t kBody = 4 << 20;
+  auto server = StartPostServer(options, kBody);
+  int fd = ConnectFrom("127.0.0.1", server->port());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(Send(fd, PostHead(kBody) + std::string(kBody - 1000, 'x')));  // at once
+  const auto fell_behind = std::chrono::steady_clock::now();
+  bool closed = false;
+  // Then 5 bytes a second, a twentieth of the rate, for up to 8 s.
+  while (!closed && std::chrono::steady_clock::now() - fell_behind < 8s) {
+    std::this_thread::sleep_for(200ms);
+    closed = !Send(fd, "x");
+    char byte;
+    closed = closed || recv(fd, &byte, 1, MSG_DONTWAIT) == 0;
+  }
+  const auto held = std::chrono::steady_clock::now() - fell_behind;
+  close(fd);
+  EXPECT_TRUE(closed);
+  // The documented bound: the grace, the rate's sweep tick, and slack for a loaded machine.
+  EXPECT_LT(held, options.body_grace + 2s);
   EXPECT_EQ(server->slow_bodies(), 1u);
 }
 

@@ -225,5 +225,55 @@ TEST(Ledger, FindingsKeepFirstAndLastSeen) {
   EXPECT_EQ(job->findings[0].last, 20);
 }
 
+// Issue 39 item 10: 450 jobs that kept ending and coming back took RSS from 9.6 to 44 MB in
+// 3 minutes (each end left a record behind until --jobs-keep-ended). Whatever the churn, the
+// ledger keeps one record per holder, and its bytes stop growing.
+TEST(Ledger, ChurnOfTheSameJobsKeepsOneRecordEach) {
+  Ledger ledger;
+  constexpr int kJobs = 450, kGpus = 8;
+  auto cycle = [&](int t) {  // the even jobs on even cycles, the odd ones on odd cycles
+    std::vector<std::vector<Holder>> held(kGpus);
+    for (int j = t % 2; j < kJobs; j += 2)
+      held[1 + j % (kGpus - 1)].push_back(Job(std::to_string(j)));
+    held[0].push_back(Job("steady"));  // alone on GPU 0
+    ledger.Observe(At(t, std::vector<Reading>(kGpus, Reading{double(t)}), held), {});
+  };
+  for (int t = 0; t < 20; ++t) cycle(t);
+  const std::size_t settled = ledger.bytes();
+  for (int t = 20; t < 600; ++t) cycle(t);
+  EXPECT_EQ(ledger.size(), std::size_t{kJobs + 2});  // the jobs, "steady" and workload "train"
+  EXPECT_LE(ledger.bytes(), settled + settled / 10);
+  EXPECT_LE(ledger.bytes(), LedgerOptions{}.max_bytes);
+  // The job that stayed is reported exactly.
+  auto steady = ledger.Find("job", "steady");
+  ASSERT_TRUE(steady);
+  EXPECT_FALSE(steady->end);
+  ASSERT_EQ(steady->devices.size(), 1u);
+  EXPECT_DOUBLE_EQ(steady->devices[0].held_seconds, 599);
+  EXPECT_DOUBLE_EQ(steady->devices[0].busy_seconds, 599);
+}
+
+// The byte bound holds when ids are huge (a 60 KiB job id): the oldest ended go first, a
+// running job stays and is reported exactly, and an evicted one is unknown.
+TEST(Ledger, EndedHoldersAreKeptBoundedInBytes) {
+  Ledger ledger({.max_bytes = 1 << 20});
+  const std::string huge(60 << 10, 'j');
+  for (int t = 0; t < 100; ++t) {
+    ledger.Observe(
+        At(t, {{double(t)}, {double(t)}}, {{Job(huge + std::to_string(t))}, {Job("steady")}}), {});
+    EXPECT_LE(ledger.bytes(), std::size_t{1} << 20) << "at cycle " << t;
+  }
+  EXPECT_GE(ledger.size(), 4u);
+  EXPECT_LT(ledger.size(), 20u);
+  EXPECT_FALSE(ledger.Find("job", huge + "0"));  // evicted: unknown
+  auto last = ledger.Find("job", huge + "98");   // ended last, kept
+  ASSERT_TRUE(last);
+  EXPECT_EQ(*last->end, 98);
+  auto steady = ledger.Find("job", "steady");
+  ASSERT_TRUE(steady);
+  EXPECT_DOUBLE_EQ(steady->devices[0].held_seconds, 99);
+  EXPECT_DOUBLE_EQ(steady->devices[0].busy_seconds, 99);
+}
+
 }  // namespace
 }  // namespace gpuscope::jobs

@@ -32,8 +32,9 @@ class StoreTest : public ::testing::Test {
     receiver_ = std::make_unique<Receiver>(
         ReceiverOptions{}, *store_, [this] { return steady_ += 1; }, [this] { return now_; });
   }
-  pb::ExportMetricsServiceResponse Post(const pb::ExportMetricsServiceRequest& request) {
-    return testing::Post(*receiver_, request);
+  pb::ExportMetricsServiceResponse Post(const pb::ExportMetricsServiceRequest& request,
+                                        const std::string& peer = "") {
+    return testing::Post(*receiver_, request, peer);
   }
   // A request of one gauge from `service`.
   pb::ExportMetricsServiceResponse PostGauge(const std::string& service, const std::string& name) {
@@ -127,7 +128,7 @@ TEST_F(StoreTest, ASeriesOverItsByteLimitIsRefused) {
 
 // Finding 5: one sender filled the global series cap and starved the others.
 TEST_F(StoreTest, OneSenderHoldsAtMostItsShareAndANewSenderGetsIn) {
-  Use({.max_series = 100});
+  Use({.max_series = 100, .sender_share = 0.5, .min_sender_series = 0});
   pb::ExportMetricsServiceRequest flood;
   pb::ScopeMetrics* scope = AddResource(flood, {{"service.name", "noisy"}, {"host.name", "h"}});
   for (int i = 0; i < 150; ++i) AddGauge(scope, "g" + std::to_string(i), i);
@@ -145,7 +146,7 @@ TEST_F(StoreTest, OneSenderHoldsAtMostItsShareAndANewSenderGetsIn) {
 }
 
 TEST_F(StoreTest, OneSenderHoldsAtMostItsShareOfTheBytes) {
-  Use({.max_bytes = 128 * 1024});
+  Use({.max_bytes = 128 * 1024, .sender_share = 0.5, .min_sender_bytes = 0});
   for (int i = 0; i < 100; ++i) {
     pb::ExportMetricsServiceRequest request;
     pb::Metric* m = AddResource(request, {{"service.name", "noisy"}})->add_metrics();
@@ -156,6 +157,34 @@ TEST_F(StoreTest, OneSenderHoldsAtMostItsShareOfTheBytes) {
   }
   EXPECT_LE(store_->bytes(), 64u * 1024);
   EXPECT_FALSE(PostGauge("trainer", "g").has_partial_success());
+}
+
+// Issue 39 item 12: a process rotating service.name got a new share per name; 40 names filled
+// the 10,000-series cap and a trainer's KPI was refused. The share is per peer, which the
+// sender cannot choose.
+TEST_F(StoreTest, OnePeerRotatingServiceNamesIsHeldToItsShare) {
+  Use({});  // 10,000 series, one peer at most an eighth: 1,250
+  uint64_t rejected = 0;
+  std::string why;
+  for (int name = 0; name < 40; ++name) {
+    pb::ExportMetricsServiceRequest flood;
+    pb::ScopeMetrics* scope =
+        AddResource(flood, {{"service.name", "rotor-" + std::to_string(name)}});
+    for (int i = 0; i < 300; ++i) AddGauge(scope, "g" + std::to_string(i), i);
+    pb::ExportMetricsServiceResponse reply = Post(flood, "10.0.0.7");
+    rejected += Rejected(reply);
+    if (why.empty()) why = Why(reply);
+  }
+  EXPECT_EQ(store_->series(), 1250u);
+  EXPECT_EQ(rejected, 40u * 300 - 1250);
+  EXPECT_NE(why.find("the sender peer 10.0.0.7 holds 1250 series"), std::string::npos) << why;
+  // Another peer's trainer is admitted, its KPI and a metric of its own.
+  pb::ExportMetricsServiceRequest trainer;
+  pb::ScopeMetrics* scope = AddResource(trainer, {{"service.name", "trainer"}});
+  AddHistogram(scope, "training.step.duration", "s", {0.1, 1}, {1, 1, 0}, 0.6);
+  AddGauge(scope, "tokens.per.second", 5000);
+  EXPECT_FALSE(Post(trainer, "10.0.0.8").has_partial_success());
+  EXPECT_EQ(store_->series(), 1252u);
 }
 
 // Finding 5: however many senders fill the cap, the known KPIs keep a room.
@@ -296,6 +325,27 @@ TEST_F(StoreTest, ADeltaHistogramWithOnlyTheInfBucketKeepsIt) {
     EXPECT_FALSE(Post(request).has_partial_success());
   }
   EXPECT_NE(Body().find("gpuscope_app_one_bucket_seconds_bucket{gpu=\"\",UUID=\"\",le=\"+Inf\"} 6"),
+            std::string::npos);
+}
+
+// Issue 39: a negative histogram sum made prometheus_client reject the whole OpenMetrics
+// scrape. A histogram with a negative bound, or a negative sum, is written as its buckets alone.
+TEST_F(StoreTest, AHistogramWithNegativeObservationsHasNoSum) {
+  pb::ExportMetricsServiceRequest request;
+  pb::ScopeMetrics* scope = AddResource(request, {});
+  AddHistogram(scope, "skew", "s", {-1, 0, 1}, {2, 1, 0, 1}, -3.5);  // a negative bound
+  AddHistogram(scope, "drift", "s", {0, 1}, {2, 0, 1}, -1.5);        // bounds >= 0, sum < 0
+  AddHistogram(scope, "latency", "s", {0.1, 1}, {1, 1, 0}, 0.6);     // an ordinary one
+  EXPECT_FALSE(Post(request).has_partial_success());
+  const std::string body = Body();  // checked with OpenMetrics' rules for sums
+  EXPECT_EQ(body.find("gpuscope_app_skew_seconds_sum"), std::string::npos) << body;
+  EXPECT_EQ(body.find("gpuscope_app_skew_seconds_count"), std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_skew_seconds_bucket{gpu=\"\",UUID=\"\",le=\"+Inf\"} 4"),
+            std::string::npos);
+  EXPECT_EQ(body.find("gpuscope_app_drift_seconds_sum"), std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_latency_seconds_sum{gpu=\"\",UUID=\"\"} 0.6"),
+            std::string::npos);
+  EXPECT_NE(body.find("gpuscope_app_latency_seconds_count{gpu=\"\",UUID=\"\"} 2"),
             std::string::npos);
 }
 

@@ -69,13 +69,16 @@ inline pb::HistogramDataPoint* AddHistogram(pb::ScopeMetrics* scope, const std::
   return dp;
 }
 
-// The receiver's answer to `request` posted as protobuf (EXPECTs a 200).
+// The receiver's answer to `request` posted as protobuf (EXPECTs a 200), from `peer` (the
+// client's address; "" unknown).
 inline pb::ExportMetricsServiceResponse Post(Receiver& receiver,
-                                             const pb::ExportMetricsServiceRequest& request) {
+                                             const pb::ExportMetricsServiceRequest& request,
+                                             const std::string& peer = "") {
   const std::string body = request.SerializeAsString();
   http::Request r;
   r.method = "POST";
   r.path = kMetricsPath;
+  r.peer = peer;
   r.content_type = "application/x-protobuf";
   r.body = body;
   http::Response response = receiver.Handle(r);
