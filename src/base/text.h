@@ -36,6 +36,13 @@ std::string Excerpt(std::string_view text, std::size_t max_chars = 64);
 // text, label values): "" when it is valid UTF-8 without control characters.
 std::string TextProblem(std::string_view text);
 
+// `text` safe to print on a terminal: every control character (C0, DEL, and
+// C1 written as UTF-8, U+0080-U+009F) and every byte that is not UTF-8 becomes
+// U+FFFD, so text from the network can neither send escape sequences nor fake
+// a line. `keep_lines` keeps newline and tab (a multi-line answer printed as
+// it came).
+std::string TerminalText(std::string_view text, bool keep_lines = false);
+
 // The pieces joined, in one allocation. Use it for `"literal" + std::string`
 // chains: GCC 12 at -O3 reports their inlined insert-at-front as an
 // overlapping memcpy (-Wrestrict, a false positive fixed in GCC 13).
