@@ -264,7 +264,7 @@ TEST(JobReport, ImpossibleUsageIsRefused) {
   };
   EXPECT_NE(problem([](JobUsage& u) { u.start = -6.9e15; })
                 .find("job 4242: impossible usage: "
-                      "start is -6.9e+15 (negative)"),
+                      "start is -6900000000000000 (negative)"),
             std::string::npos);
   EXPECT_NE(problem([](JobUsage& u) { u.start = 1e300; }).find("past the year 9999"),
             std::string::npos);
@@ -292,7 +292,8 @@ TEST(JobReport, ImpossibleUsageIsRefused) {
               u.findings.push_back({"idle_held", "GPU-0", -5, 1});
             }).find("finding"),
             std::string::npos);
-  EXPECT_NE(problem([](JobUsage& u) { u.id = "\x1b[2J"; }).find("job \\x1b[2J"), std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) { u.id = "\x1b[2J", u.start = -1; }).find("job \\x1b[2J"),
+            std::string::npos);
 }
 
 // A value that slipped through prints as invalid, never as a wrapped number.

@@ -2,6 +2,8 @@
 // The agent loads it through http_fetch.h.
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <memory>
 
@@ -26,7 +28,14 @@ size_t Append(char* data, size_t size, size_t count, void* out) {
     answer->too_big = true;
     return 0;  // libcurl stops the transfer with CURLE_WRITE_ERROR
   }
-  answer->body.append(data, n);
+  // Grow in powers of two up to the limit: the last copy then moves half the
+  // limit. libstdc++'s own doubling from 15 bytes reaches 63 MB and copies it
+  // into 126 MB (a 141 MB peak RSS on a 500 MB answer).
+  std::string& body = answer->body;
+  if (n > body.capacity() - body.size()) {
+    body.reserve(std::min(answer->limit, std::bit_ceil(body.size() + n)));
+  }
+  body.append(data, n);
   return n;
 }
 
