@@ -112,6 +112,35 @@ std::string TerminalText(std::string_view text, bool keep_lines) {
   return out;
 }
 
+std::string JsonShapeProblem(std::string_view text, std::size_t max_depth, std::size_t max_values) {
+  std::size_t depth = 0, values = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return "nests deeper than " + std::to_string(max_depth) + " levels";
+      ++values;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' || c == ':') {
+      ++values;
+    }
+    if (values > max_values) return "holds more than " + std::to_string(max_values) + " values";
+  }
+  return "";
+}
+
 std::string Concat(std::initializer_list<std::string_view> pieces) {
   std::size_t size = 0;
   for (std::string_view piece : pieces) size += piece.size();

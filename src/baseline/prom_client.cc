@@ -37,6 +37,11 @@ std::string UrlEscape(const std::string& text) {
 
 using nlohmann::json;
 
+// What an answer may hold before it is parsed (base::JsonShapeProblem): a
+// sample is about 20 values, so 100,000 series per query.
+constexpr std::size_t kMaxJsonDepth = 32;
+constexpr std::size_t kMaxJsonValues = 2'000'000;
+
 // A sample's value, [unix time, "text"]; nullopt unless both have their types
 // and the text is a number (Prometheus writes NaN, +Inf and -Inf by name).
 std::optional<double> ParseValue(const json& value) {
@@ -148,6 +153,11 @@ Result<std::string> PromClient::Get(const std::string& path) const {
 }
 
 Result<std::vector<Sample>> ParseQueryResponse(const std::string& body) {
+  // An answer nests 5 deep ({"data": {"result": [{"value": [...]}]}}).
+  if (std::string problem = base::JsonShapeProblem(body, kMaxJsonDepth, kMaxJsonValues);
+      !problem.empty()) {
+    return Status::InvalidArgument("Prometheus answer " + problem + ": refused");
+  }
   const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
     return Status::InvalidArgument("Prometheus answer is not JSON: " + base::Excerpt(body, 200));

@@ -5,6 +5,8 @@
 #include <map>
 #include <utility>
 
+#include "base/text.h"
+
 namespace gpuscope::jobs {
 namespace {
 
@@ -180,6 +182,11 @@ std::string JobsBody(const std::vector<JobUsage>& jobs) {
 }
 
 Result<std::vector<JobUsage>> ParseJobsBody(const std::string& body) {
+  // The answer nests 5 deep ({"jobs": [{"devices": [{"throttle_reason_seconds": {}}]}]});
+  // a device is about 40 values, so 50,000 devices' usage.
+  if (std::string problem = base::JsonShapeProblem(body, 32, 2'000'000); !problem.empty()) {
+    return Status::InvalidArgument("not a /api/v1/jobs answer: it " + problem);
+  }
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) {
     return Status::InvalidArgument("not a /api/v1/jobs answer (expected {\"jobs\": [...]})");

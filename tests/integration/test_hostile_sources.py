@@ -6,7 +6,8 @@ One HTTP server on loopback plays a broken or hostile gpuscope agent and Prometh
 segment of the URL's path picks what it answers (the rest is the path gpuscope asks for):
 
 - size: a 500 MB chunked body, a 500 MB Content-Length, and a gzip bomb (about 0.5 MB that
-  inflates to 512 MiB). Each command must stop at the client's 64 MiB bound with an error that
+  inflates to 512 MiB); and 60 MiB of '[' or of "0," (under the bound, but one JSON value per
+  byte or two: refused before the parser builds them). Each command must stop at the client's 64 MiB bound with an error that
   names the URL and the limit, exit non-zero, and keep its peak RSS under 200 MB (read from the
   child's rusage: a memory bound, not a speed). Before the bound, the same answers took the client
   to 500 MB and more.
@@ -36,6 +37,7 @@ from gpuscope_testlib import GPUSCOPE, check, clean_env, main, sanitizer_report 
 MIB = 1 << 20
 BIG_BYTES = 500 * 1000 * 1000
 BOMB_INFLATED = 512 * MIB
+DEEP_BYTES = 60 * MIB  # of '[': under the size bound, one JSON value per byte
 LIMIT_TEXT = "larger than 64 MiB"
 
 
@@ -112,18 +114,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def stream(self, chunked):
-        """Sends BIG_BYTES of JSON-looking text until the client hangs up."""
+    def stream(self, chunked, total=BIG_BYTES):
+        """Sends `total` bytes of JSON-looking text until the client hangs up."""
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         if chunked:
             self.send_header("Transfer-Encoding", "chunked")
         else:
-            self.send_header("Content-Length", str(BIG_BYTES))
+            self.send_header("Content-Length", str(total))
         self.end_headers()
         block = b"[" * MIB
         try:
-            for _ in range(BIG_BYTES // MIB):
+            for _ in range(total // MIB):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(block), block) if chunked else block)
             if chunked:
                 self.wfile.write(b"0\r\n\r\n")
@@ -135,6 +137,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         mode, _, rest = self.path.lstrip("/").partition("/")
         if mode in ("big", "biglength"):
             return self.stream(chunked=mode == "big")
+        if mode == "deep":
+            return self.stream(chunked=True, total=DEEP_BYTES)
+        if mode == "flat":
+            body = b'{"jobs": [' + b"0," * (DEEP_BYTES // 2) + b"0]}"
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+            return None
         if mode == "bomb":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -182,7 +193,8 @@ def run_measured(args, timeout=120):
     out = {}
 
     def drain(name, pipe):
-        out[name] = pipe.read()
+        with pipe:
+            out[name] = pipe.read()
 
     readers = [threading.Thread(target=drain, args=(n, p))
                for n, p in (("out", proc.stdout), ("err", proc.stderr))]
@@ -258,6 +270,19 @@ class AnswerSizeBound(HostileServerCase):
                            "api/v1/query?query=")
         self.check_bounded(["baseline", "--prometheus", self.base + "/bomb"], "bomb",
                            "api/v1/query?query=")
+
+
+    def test_json_too_deep_or_too_many_values_is_refused_before_parsing(self):
+        for args, what in ((["report", "job", "4242", "--agent", self.base + "/deep"],
+                            "nests deeper than 32 levels"),
+                           (["report", "job", "4242", "--prometheus", self.base + "/deep"],
+                            "nests deeper than 32 levels"),
+                           (["report", "job", "4242", "--agent", self.base + "/flat"],
+                            "holds more than 2000000 values")):
+            code, _, stderr, rss_mb = run_measured(args)
+            check_clear_error(args, code, stderr, what, self.base)
+            check(rss_mb < self.rss_bound_mb, "gpuscope %s peaked at %.0f MB RSS (bound %d MB)" %
+                  (" ".join(args), rss_mb, self.rss_bound_mb))
 
 
 class WrongTypes(HostileServerCase):

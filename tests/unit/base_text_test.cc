@@ -54,6 +54,18 @@ TEST(Text, TerminalTextReplacesWhatCouldDriveATerminal) {
   EXPECT_EQ(TerminalText("one\ntwo\tthree\r", /*keep_lines=*/true), "one\ntwo\tthree" + bad);
 }
 
+TEST(Text, JsonShapeCountsDepthAndValuesOutsideStrings) {
+  const std::string doc = R"({"a": [[1], {"b": []}]})";  // 4 deep; counts 8
+  EXPECT_EQ(JsonShapeProblem(doc, 4, 8), "");
+  EXPECT_EQ(JsonShapeProblem(doc, 3, 8), "nests deeper than 3 levels");
+  EXPECT_EQ(JsonShapeProblem(doc, 4, 7), "holds more than 7 values");
+  EXPECT_EQ(JsonShapeProblem(R"(["[[[[\",{{{{:", "]]"])", 1, 2), "");
+  EXPECT_EQ(JsonShapeProblem(std::string(100000, '['), 32, 1000000), "nests deeper than 32 levels");
+  EXPECT_EQ(JsonShapeProblem("[" + std::string(100000, ',') + "]", 32, 1000),
+            "holds more than 1000 values");
+  EXPECT_EQ(JsonShapeProblem(std::string(100000, ']'), 0, 0), "");
+}
+
 TEST(Text, TrimDropsAsciiWhiteSpaceOrTheCharactersGiven) {
   EXPECT_EQ(Trim(" \t\r\n\v\fgzip ; q=1\r\n"), "gzip ; q=1");
   EXPECT_EQ(Trim("plain"), "plain");

@@ -129,6 +129,16 @@ TEST(PromClient, WrongTypesAreClearErrors) {
   EXPECT_DOUBLE_EQ((*inf)[1].value, 1000);
 }
 
+// Deep nesting and too many values are refused before nlohmann builds them.
+TEST(PromClient, AnswersTooDeepOrTooManyAreRefusedBeforeParsing) {
+  EXPECT_THAT(ParseQueryResponse(std::string(1 << 20, '[')).status().message(),
+              HasSubstr("nests deeper than 32 levels"));
+  std::string flat = "[";
+  for (int i = 0; i < 2'000'001; ++i) flat += "0,";
+  EXPECT_THAT(ParseQueryResponse(flat + "0]").status().message(),
+              HasSubstr("holds more than 2000000 values"));
+}
+
 // What a server says goes into messages escaped, never as raw terminal bytes.
 TEST(PromClient, ErrorsEscapeTheServersText) {
   Result<std::vector<Sample>> r =

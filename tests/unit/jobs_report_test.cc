@@ -250,6 +250,11 @@ TEST(UsageJson, WrongTypesAreClearErrors) {
   findings["jobs"][0]["findings"] = {{{"kind", "idle_held"}, {"device_key", 0}}};
   EXPECT_FALSE(ParseJobsBody(findings.dump()).ok());
   EXPECT_FALSE(ParseJobsBody(R"({"jobs": {}})").ok());
+  EXPECT_NE(ParseJobsBody(R"({"jobs": )" + std::string(1 << 20, '['))
+                .status()
+                .message()
+                .find("nests deeper than 32 levels"),
+            std::string::npos);
   EXPECT_FALSE(ParseJobsBody(R"({"jobs": [1]})").ok());
 }
 
