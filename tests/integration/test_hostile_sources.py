@@ -6,11 +6,11 @@ One HTTP server on loopback plays a broken or hostile gpuscope agent and Prometh
 segment of the URL's path picks what it answers (the rest is the path gpuscope asks for):
 
 - size: a 500 MB chunked body, a 500 MB Content-Length, and a gzip bomb (about 0.5 MB that
-  inflates to 512 MiB); and 60 MiB of '[' or of "0," (under the bound, but one JSON value per
-  byte or two: refused before the parser builds them). Each command must stop at the client's 64 MiB bound with an error that
+  inflates to 512 MiB). Each command must stop at the client's 64 MiB bound with an error that
   names the URL and the limit, exit non-zero, and keep its peak RSS under 200 MB (read from the
   child's rusage: a memory bound, not a speed). Before the bound, the same answers took the client
-  to 500 MB and more.
+  to 520 MB, and the body of '[' to 22 GB (killed). 60 MiB of '[' or of "0," (under the bound,
+  but one JSON value per byte or two) must be refused before the parser builds them.
 - wrong types: Prometheus answers whose fields have the wrong JSON type ("status": 1, "data": [],
   "result": {}, a value that is a number instead of [time, "text"]). Each must be a clear error
   naming the server and the field, exit non-zero, never a signal ("status": 1 aborted with an
