@@ -92,6 +92,55 @@ std::string TextProblem(std::string_view text) {
   return "";
 }
 
+std::string TerminalText(std::string_view text, bool keep_lines) {
+  static constexpr std::string_view kReplacement = "\xef\xbf\xbd";
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::size_t length = Utf8SequenceLength(text, i);
+    const bool c1 = length == 2 && c == 0xc2 && static_cast<unsigned char>(text[i + 1]) < 0xa0;
+    const bool line = keep_lines && (c == '\n' || c == '\t');
+    if (length == 0 || c1 || (IsControl(c) && !line)) {
+      out += kReplacement;
+      i += length == 0 ? 1 : length;
+    } else {
+      out.append(text.substr(i, length));
+      i += length;
+    }
+  }
+  return out;
+}
+
+std::string JsonShapeProblem(std::string_view text, std::size_t max_depth, std::size_t max_values) {
+  std::size_t depth = 0, values = 0;
+  bool in_string = false, escaped = false;
+  for (const char c : text) {
+    if (in_string) {
+      if (escaped) {
+        escaped = false;
+      } else if (c == '\\') {
+        escaped = true;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return "nests deeper than " + std::to_string(max_depth) + " levels";
+      ++values;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    } else if (c == ',' || c == ':') {
+      ++values;
+    }
+    if (values > max_values) return "holds more than " + std::to_string(max_values) + " values";
+  }
+  return "";
+}
+
 std::string Concat(std::initializer_list<std::string_view> pieces) {
   std::size_t size = 0;
   for (std::string_view piece : pieces) size += piece.size();

@@ -36,6 +36,21 @@ std::string Excerpt(std::string_view text, std::size_t max_chars = 64);
 // text, label values): "" when it is valid UTF-8 without control characters.
 std::string TextProblem(std::string_view text);
 
+// `text` safe to print on a terminal: every control character (C0, DEL, and
+// C1 written as UTF-8, U+0080-U+009F) and every byte that is not UTF-8 becomes
+// U+FFFD, so text from the network can neither send escape sequences nor fake
+// a line. `keep_lines` keeps newline and tab (a multi-line answer printed as
+// it came).
+std::string TerminalText(std::string_view text, bool keep_lines = false);
+
+// What is wrong with the shape of JSON `text` from the network, checked by a
+// cheap scan before it is parsed: "" when it nests at most `max_depth` deep and
+// holds at most `max_values` values (counted as the commas, colons and opening
+// brackets outside strings: an upper bound). nlohmann's parser makes a value
+// of 16 bytes and more per level and per element: 500 MB of '[' took a client
+// to 22 GB, 63 MB of "0," to 1 GB.
+std::string JsonShapeProblem(std::string_view text, std::size_t max_depth, std::size_t max_values);
+
 // The pieces joined, in one allocation. Use it for `"literal" + std::string`
 // chains: GCC 12 at -O3 reports their inlined insert-at-front as an
 // overlapping memcpy (-Wrestrict, a false positive fixed in GCC 13).

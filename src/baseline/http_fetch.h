@@ -3,6 +3,7 @@
 // loads it on its first request, so `gpuscope serve` never maps libcurl.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,12 @@
 namespace gpuscope::baseline {
 
 inline constexpr char kCurlModule[] = "libgpuscope-curl.so";
+
+// The most one answer may hold, counted on the wire and again once inflated
+// (gzip): past it the transfer stops and the error names the URL and the
+// limit, so a hostile or broken server cannot fill the memory of the process
+// that asked. A big Prometheus answer is a few MiB.
+inline constexpr std::size_t kMaxAnswerBytes = std::size_t{64} << 20;
 
 // One request with a method, headers and a body (the Kubernetes remediation's
 // GET and PATCH, src/remediate/kubernetes.h). TLS is verified against

@@ -1,11 +1,14 @@
 #include "baseline/prom_client.h"
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/module.h"
+#include "base/text.h"
 #include "baseline/http_fetch.h"
 
 namespace gpuscope::baseline {
@@ -32,12 +35,52 @@ std::string UrlEscape(const std::string& text) {
   return out;
 }
 
-double ParseValue(const nlohmann::json& value) {
-  const std::string text = value.at(1).get<std::string>();
+using nlohmann::json;
+
+// What an answer may hold before it is parsed (base::JsonShapeProblem): a
+// sample is about 20 values, so 100,000 series per query.
+constexpr std::size_t kMaxJsonDepth = 32;
+constexpr std::size_t kMaxJsonValues = 2'000'000;
+
+// A sample's value, [unix time, "text"]; nullopt unless both have their types
+// and the text is a number (Prometheus writes NaN, +Inf and -Inf by name).
+std::optional<double> ParseValue(const json& value) {
+  if (!value.is_array() || value.size() != 2 || !value[0].is_number() || !value[1].is_string()) {
+    return std::nullopt;
+  }
+  const std::string& text = value[1].get_ref<const std::string&>();
   if (text == "NaN") return std::nan("");
-  if (text == "+Inf") return INFINITY;
+  if (text == "+Inf" || text == "Inf") return INFINITY;
   if (text == "-Inf") return -INFINITY;
-  return std::stod(text);
+  double out = 0;
+  const char* end = text.data() + text.size();
+  auto [stop, error] = std::from_chars(text.data(), end, out);
+  if (text.empty() || error != std::errc() || stop != end) return std::nullopt;
+  return out;
+}
+
+Status Malformed(const std::string& field, const std::string& want) {
+  return Status::InvalidArgument("Prometheus answer malformed: " + field + " is not " + want);
+}
+
+// One element of data.result: {"metric": {label: "value"}, "value": [t, "v"]}.
+Result<Sample> ParseSample(const json& item, std::size_t index) {
+  const std::string where = "data.result[" + std::to_string(index) + "]";
+  if (!item.is_object()) return Malformed(where, "an object");
+  auto metric = item.find("metric");
+  if (metric == item.end() || !metric->is_object()) {
+    return Malformed(where + ".metric", "an object");
+  }
+  Sample sample;
+  for (const auto& [name, value] : metric->items()) {
+    if (!value.is_string()) return Malformed(where + ".metric." + base::Excerpt(name), "a string");
+    sample.labels[name] = value.get<std::string>();
+  }
+  auto value = item.find("value");
+  std::optional<double> parsed = value == item.end() ? std::nullopt : ParseValue(*value);
+  if (!parsed) return Malformed(where + ".value", "[unix time, \"number\"]");
+  sample.value = *parsed;
+  return sample;
 }
 
 }  // namespace
@@ -89,9 +132,11 @@ Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
   if (!body.ok()) return body.status();
   if (status != 200 && status != 400 && status != 422) {
     return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
-                               std::to_string(status) + ": " + body->substr(0, 200));
+                               std::to_string(status) + ": " + base::Excerpt(*body, 200));
   }
-  return ParseQueryResponse(*body);
+  Result<std::vector<Sample>> samples = ParseQueryResponse(*body);
+  if (!samples.ok()) return samples.status().Context(options_.server + " at " + options_.url);
+  return samples;
 }
 
 Result<std::string> PromClient::Get(const std::string& path) const {
@@ -102,36 +147,49 @@ Result<std::string> PromClient::Get(const std::string& path) const {
     std::string first = body->substr(0, body->find('\n'));
     return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
                                std::to_string(status) + " for " + path + ": " +
-                               first.substr(0, 200));
+                               base::Excerpt(first, 200));
   }
   return body;
 }
 
 Result<std::vector<Sample>> ParseQueryResponse(const std::string& body) {
-  nlohmann::json doc = nlohmann::json::parse(body, nullptr, false);
+  // An answer nests 5 deep ({"data": {"result": [{"value": [...]}]}}).
+  if (std::string problem = base::JsonShapeProblem(body, kMaxJsonDepth, kMaxJsonValues);
+      !problem.empty()) {
+    return Status::InvalidArgument("Prometheus answer " + problem + ": refused");
+  }
+  const json doc = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded() || !doc.is_object()) {
-    return Status::InvalidArgument("Prometheus answer is not JSON: " + body.substr(0, 200));
+    return Status::InvalidArgument("Prometheus answer is not JSON: " + base::Excerpt(body, 200));
   }
-  if (doc.value("status", "") != "success") {
-    return Status::InvalidArgument("Prometheus query failed: " + doc.value("error", body));
+  auto status = doc.find("status");
+  if (status == doc.end() || !status->is_string()) return Malformed("status", "a string");
+  if (*status != "success") {
+    auto error = doc.find("error");
+    return Status::InvalidArgument("Prometheus query failed: " +
+                                   base::Excerpt(error != doc.end() && error->is_string()
+                                                     ? error->get<std::string>()
+                                                     : status->get<std::string>(),
+                                                 200));
   }
-  try {
-    const auto& data = doc.at("data");
-    if (data.at("resultType") != "vector") {
-      return Status::InvalidArgument("Prometheus answered a " +
-                                     data.at("resultType").get<std::string>() + ", not a vector");
-    }
-    std::vector<Sample> out;
-    for (const auto& r : data.at("result")) {
-      Sample s;
-      for (const auto& [k, v] : r.at("metric").items()) s.labels[k] = v.get<std::string>();
-      s.value = ParseValue(r.at("value"));
-      out.push_back(std::move(s));
-    }
-    return out;
-  } catch (const std::exception& e) {
-    return Status::InvalidArgument(std::string("Prometheus answer malformed: ") + e.what());
+  auto data = doc.find("data");
+  if (data == doc.end() || !data->is_object()) return Malformed("data", "an object");
+  auto type = data->find("resultType");
+  if (type == data->end() || !type->is_string()) return Malformed("data.resultType", "a string");
+  if (*type != "vector") {
+    return Status::InvalidArgument("Prometheus answered a " +
+                                   base::Excerpt(type->get<std::string>()) + ", not a vector");
   }
+  auto result = data->find("result");
+  if (result == data->end() || !result->is_array()) return Malformed("data.result", "an array");
+  std::vector<Sample> out;
+  out.reserve(result->size());
+  for (std::size_t i = 0; i < result->size(); ++i) {
+    Result<Sample> sample = ParseSample((*result)[i], i);
+    if (!sample.ok()) return sample.status();
+    out.push_back(std::move(*sample));
+  }
+  return out;
 }
 
 }  // namespace gpuscope::baseline

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <ostream>
 
+#include "base/text.h"
 #include "cli/options.h"
 
 namespace gpuscope::cli {
@@ -114,8 +115,11 @@ Status RunReport(const BaselineArgs& args, Invocation& inv) {
     answers.push_back(std::move(*a));
   }
   std::vector<baseline::Row> rows = baseline::BuildReport(args.report, answers);
-  *inv.out << (args.json ? baseline::RenderJson(args.report, args.client.url, rows)
-                         : baseline::RenderText(args.report, rows));
+  // Label values come from the server: nothing in them may drive the terminal.
+  *inv.out << base::TerminalText(args.json
+                                     ? baseline::RenderJson(args.report, args.client.url, rows)
+                                     : baseline::RenderText(args.report, rows),
+                                 /*keep_lines=*/true);
   return Status::Ok();
 }
 

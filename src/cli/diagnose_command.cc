@@ -7,6 +7,7 @@
 
 #include "analysis/report.h"
 #include "base/log.h"
+#include "base/text.h"
 #include "cli/options.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
@@ -86,7 +87,8 @@ Status DiagnoseAgent(const DiagnoseArgs& args, Invocation& inv) {
   if (!query.empty()) path += "?" + query;
   Result<std::string> body = client->Get(path);
   if (!body.ok()) return body.status();
-  *inv.out << *body;
+  // Printed as it came, less what could drive the terminal.
+  *inv.out << base::TerminalText(*body, /*keep_lines=*/true);
   return Status::Ok();
 }
 

@@ -30,6 +30,14 @@ Result<jobs::NoteThresholds> LoadThresholds(const std::string& path) {
   return parsed;
 }
 
+// Each usage checked (jobs::CheckUsage): the source is the network.
+Status CheckAll(const std::vector<jobs::JobUsage>& usages, const std::string& source) {
+  for (const jobs::JobUsage& u : usages) {
+    if (Status s = jobs::CheckUsage(u); !s.ok()) return s.Context(source);
+  }
+  return Status::Ok();
+}
+
 // The agent's holders of one kind ("" for every kind).
 Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std::string& kind) {
   Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
@@ -39,6 +47,7 @@ Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std:
   if (!body.ok()) return body.status();
   Result<std::vector<jobs::JobUsage>> jobs = jobs::ParseJobsBody(*body);
   if (!jobs.ok()) return jobs.status().Context("gpuscope agent at " + args.agent.url);
+  GPUSCOPE_RETURN_IF_ERROR(CheckAll(*jobs, "gpuscope agent at " + args.agent.url));
   return jobs;
 }
 
@@ -88,6 +97,7 @@ Result<jobs::JobUsage> FromPrometheus(const ReportArgs& args,
   if (!answers.ok()) return answers.status();
   Result<jobs::JobUsage> usage = jobs::UsageFromAnswers(query, *answers, now);
   if (!usage.ok()) return usage.status().Context("Prometheus at " + args.agent.url);
+  GPUSCOPE_RETURN_IF_ERROR(CheckAll({*usage}, "Prometheus at " + args.agent.url));
   // The workload's baseline, where the shipped baseline rules record one.
   Result<std::vector<std::vector<baseline::Sample>>> learned =
       AskPrometheus(args, jobs::BaselineQueries(*usage), &now);
@@ -120,6 +130,7 @@ Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args
   if (!answers.ok()) return answers.status();
   Result<std::vector<jobs::JobUsage>> all = jobs::TenantsFromAnswers(query, *answers, now);
   if (!all.ok()) return all.status().Context("Prometheus at " + args.agent.url);
+  GPUSCOPE_RETURN_IF_ERROR(CheckAll(*all, "Prometheus at " + args.agent.url));
   return all;
 }
 

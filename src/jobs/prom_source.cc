@@ -166,7 +166,10 @@ std::optional<WorkloadBaseline> BaselineFromAnswers(
   if (answers.size() != 3 || answers[0].empty() || answers[1].empty()) return std::nullopt;
   // Warm-up unknown counts as warming up: no verdict on a baseline not yet learned.
   if (answers[2].empty() || answers[2].front().value != 0) return std::nullopt;
-  return WorkloadBaseline{u.workload, answers[0].front().value, answers[1].front().value};
+  const double p5 = answers[0].front().value, p50 = answers[1].front().value;
+  // An impossible ratio from the server is no baseline.
+  if (!(p5 >= 0 && p5 <= 1 && p50 >= 0 && p50 <= 1)) return std::nullopt;
+  return WorkloadBaseline{u.workload, p5, p50};
 }
 
 }  // namespace gpuscope::jobs

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <utility>
 
+#include "base/text.h"
+
 namespace gpuscope::jobs {
 namespace {
 
@@ -20,7 +22,11 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 double Ratio(double part, double whole) { return whole > 0 ? part / whole : 0; }
 
+// The latest time a report accepts and prints: 9999-12-31 23:59:59 UTC.
+constexpr double kMaxUnixSeconds = 253402300799;
+
 std::string Duration(double seconds) {
+  if (!(seconds >= 0 && seconds <= kMaxUnixSeconds)) return "invalid";
   const long s = std::lround(seconds);
   if (s >= 3600) return fmt::format("{}h{:02}m", s / 3600, s % 3600 / 60);
   if (s >= 60) return fmt::format("{}m{:02}s", s / 60, s % 60);
@@ -32,6 +38,7 @@ std::string Percent(double ratio) { return fmt::format("{:.0f}%", ratio * 100); 
 std::string Gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
 
 std::string Utc(double unix_seconds) {
+  if (!(unix_seconds >= 0 && unix_seconds <= kMaxUnixSeconds)) return "invalid time";
   const std::time_t t = static_cast<std::time_t>(unix_seconds);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -239,6 +246,69 @@ std::vector<Note> Notes(const Report& report, const NoteThresholds& thresholds) 
   return out;
 }
 
+namespace {
+
+// "" when `value` is a possible amount of `what` (finite, >= 0, and for times
+// and durations at most kMaxUnixSeconds), else what is wrong.
+std::string Impossible(const char* what, double value, bool time_like) {
+  if (std::isfinite(value) && value >= 0 && (!time_like || value <= kMaxUnixSeconds)) return "";
+  return fmt::format("{} is {} ({})", what, value,
+                     !std::isfinite(value) ? "not a number"
+                     : value < 0           ? "negative"
+                                           : "past the year 9999");
+}
+
+std::string DeviceProblem(const DeviceUsage& d) {
+  const std::pair<const char*, double> times[] = {
+      {"held_seconds", d.held_seconds},
+      {"busy_seconds", d.busy_seconds},
+      {"sm_active_seconds", d.sm_active_seconds},
+      {"tensor_active_seconds", d.tensor_active_seconds},
+      {"idle_held_seconds", d.idle_held_seconds},
+      {"throttled_seconds", d.throttled_seconds},
+      {"first_seen", d.first_seen},
+      {"last_seen", d.last_seen}};
+  for (const auto& [what, value] : times) {
+    if (std::string p = Impossible(what, value, true); !p.empty()) return p;
+  }
+  for (const auto& [reason, value] : d.throttle_reason_seconds) {
+    if (std::string p = Impossible("a throttle reason's seconds", value, true); !p.empty())
+      return p;
+  }
+  const std::pair<const char*, double> amounts[] = {{"energy_joules", d.energy_joules},
+                                                    {"memory_peak_bytes", d.memory_peak_bytes},
+                                                    {"memory_total_bytes", d.memory_total_bytes}};
+  for (const auto& [what, value] : amounts) {
+    if (std::string p = Impossible(what, value, false); !p.empty()) return p;
+  }
+  return "";
+}
+
+}  // namespace
+
+Status CheckUsage(const JobUsage& u) {
+  const std::string holder = base::Excerpt(u.kind + " " + u.id);
+  auto bad = [&](const std::string& problem) {
+    return Status::InvalidArgument(holder + ": impossible usage: " + problem);
+  };
+  if (std::string p = Impossible("start", u.start, true); !p.empty()) return bad(p);
+  if (u.end) {
+    if (std::string p = Impossible("end", *u.end, true); !p.empty()) return bad(p);
+    if (*u.end < u.start) return bad(fmt::format("end {} is before start {}", *u.end, u.start));
+  }
+  for (const DeviceUsage& d : u.devices) {
+    if (std::string p = DeviceProblem(d); !p.empty()) {
+      return bad("device " + base::Excerpt(d.device_key) + ": " + p);
+    }
+  }
+  for (const FindingSeen& f : u.findings) {
+    for (double t : {f.first, f.last}) {
+      if (std::string p = Impossible("a finding's time", t, true); !p.empty()) return bad(p);
+    }
+  }
+  return Status::Ok();
+}
+
 Report BuildReport(const JobUsage& usage, const ReportOptions& options) {
   Report r;
   r.job = usage.kind + " " + usage.id;
@@ -299,7 +369,7 @@ std::string ReportJson(const Report& r) {
                                 {"idle_held_gpu_hours", r.idle_held_gpu_hours},
                                 {"cost", OrNull(r.cost)},
                                 {"notes", std::move(notes)}};
-  return out.dump(2) + "\n";
+  return out.dump(2, ' ', /*ensure_ascii=*/true) + "\n";
 }
 
 namespace {
@@ -319,6 +389,18 @@ std::vector<std::string> Cells(const GpuLine& g) {
 const std::vector<std::string> kHeader = {"GPU",         "HOST",   "SM ACTIVE", "BUSY",
                                           "MEMORY PEAK", "ENERGY", "IDLE-HELD", "THROTTLED"};
 
+// The report with the text that came from the source (ids, host names, the
+// notes that quote them) safe for a terminal, one line each.
+Report Printable(Report r) {
+  auto clean = [](std::string& text) { text = base::TerminalText(text); };
+  clean(r.job);
+  clean(r.source);
+  for (GpuLine& g : r.gpus) clean(g.uuid), clean(g.hostname), clean(g.mig_profile);
+  for (FindingSeen& f : r.findings) clean(f.kind), clean(f.device_key);
+  for (Note& n : r.notes) clean(n.kind), clean(n.text);
+  return r;
+}
+
 std::string Summary(const Report& r) {
   return fmt::format(
       "{}, {}; {:.2f} GPU-hours ({:.2f} busy), {:.3f} kWh, {:.2f} idle-held "
@@ -330,7 +412,8 @@ std::string Summary(const Report& r) {
 
 }  // namespace
 
-std::string ReportTable(const Report& r) {
+std::string ReportTable(const Report& report) {
+  const Report r = Printable(report);
   std::vector<std::vector<std::string>> rows = {kHeader};
   for (const GpuLine& g : r.gpus) rows.push_back(Cells(g));
   std::vector<std::size_t> width(kHeader.size(), 0);
@@ -355,7 +438,8 @@ std::string ReportTable(const Report& r) {
   return out;
 }
 
-std::string ReportMarkdown(const Report& r) {
+std::string ReportMarkdown(const Report& report) {
+  const Report r = Printable(report);
   std::string out = "## gpuscope report: " + r.job + "\n\n" + Summary(r) + " (" + r.source +
                     ")\n\n| " + fmt::format("{}", fmt::join(kHeader, " | ")) + " |\n|";
   for (std::size_t c = 0; c < kHeader.size(); ++c) out += "---|";
@@ -404,12 +488,13 @@ std::string TenantsTable(const std::vector<Report>& reports, bool markdown) {
                : fmt::format("{:<32}{:>12}{:>16}{:>21}{:>12}{:>10}\n", "HOLDER", "GPU-HOURS",
                              "BUSY GPU-HOURS", "IDLE-HELD GPU-HOURS", "ENERGY KWH", "COST");
   for (const Report& r : reports) {
+    const std::string holder = base::TerminalText(r.job);
     const std::string cost = r.cost ? fmt::format("{:.2f}", *r.cost) : "-";
     out +=
         markdown
-            ? fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", r.job, r.gpu_hours,
+            ? fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", holder, r.gpu_hours,
                           r.busy_gpu_hours, r.idle_held_gpu_hours, r.energy_kwh, cost)
-            : fmt::format("{:<32}{:>12.3f}{:>16.3f}{:>21.3f}{:>12.3f}{:>10}\n", r.job, r.gpu_hours,
+            : fmt::format("{:<32}{:>12.3f}{:>16.3f}{:>21.3f}{:>12.3f}{:>10}\n", holder, r.gpu_hours,
                           r.busy_gpu_hours, r.idle_held_gpu_hours, r.energy_kwh, cost);
   }
   return out;
@@ -427,7 +512,8 @@ std::string TenantsJson(const std::vector<Report>& reports) {
                     {"energy_kwh", r.energy_kwh},
                     {"cost", OrNull(r.cost)}});
   }
-  return nlohmann::ordered_json{{"tenants", std::move(rows)}}.dump(2) + "\n";
+  return nlohmann::ordered_json{{"tenants", std::move(rows)}}.dump(2, ' ', /*ensure_ascii=*/true) +
+         "\n";
 }
 
 }  // namespace gpuscope::jobs

@@ -89,10 +89,19 @@ struct ReportOptions {
   std::optional<WorkloadBaseline> baseline;
 };
 
+// Whether the usage a source answered is possible: times within years
+// 1970-9999 (unix seconds), an end not before the start; durations, energy and
+// bytes finite and >= 0. Errors name the holder, the device and the field.
+// Reports print only checked usages (the agent and Prometheus are the network).
+Status CheckUsage(const JobUsage& usage);
+
 Report BuildReport(const JobUsage& usage, const ReportOptions& options);
 // The notes kNoteRules give for a report (its gpus and totals filled).
 std::vector<Note> Notes(const Report& report, const NoteThresholds& thresholds);
 
+// The formats print text from the source (ids, host names, reasons) safe for a
+// terminal: the human ones through base::TerminalText, JSON as ASCII (\u
+// escapes); a time or duration that is impossible prints as "invalid".
 std::string ReportJson(const Report& report);
 std::string ReportTable(const Report& report);     // the default, for a terminal
 std::string ReportMarkdown(const Report& report);  // --markdown, for an e-mail

@@ -1,6 +1,11 @@
 #include "jobs/usage_json.h"
 
+#include <cstdint>
+#include <limits>
+#include <map>
 #include <utility>
+
+#include "base/text.h"
 
 namespace gpuscope::jobs {
 namespace {
@@ -29,7 +34,36 @@ json DeviceToJson(const DeviceUsage& d) {
   return out;
 }
 
-// Reads json[key] into `out`; false (and a message in `error`) when absent or mistyped.
+// Whether `j` holds a value of `out`'s type (an unsigned GPU index: a whole
+// number in range; a reason map: an object of numbers), which then goes into
+// it. Explicit checks, never nlohmann's conversions: those throw on a wrong
+// type or cast a double out of range, and this JSON comes from the network.
+bool Read(const json& j, std::string& out) {
+  if (!j.is_string()) return false;
+  out = j.get<std::string>();
+  return true;
+}
+bool Read(const json& j, double& out) {
+  if (!j.is_number()) return false;
+  out = j.get<double>();
+  return true;
+}
+bool Read(const json& j, unsigned& out) {
+  if (!j.is_number_unsigned() || j.get<std::uint64_t>() > std::numeric_limits<unsigned>::max()) {
+    return false;
+  }
+  out = static_cast<unsigned>(j.get<std::uint64_t>());
+  return true;
+}
+bool Read(const json& j, std::map<std::string, double>& out) {
+  if (!j.is_object()) return false;
+  for (const auto& [key, value] : j.items()) {
+    if (!Read(value, out[key])) return false;
+  }
+  return true;
+}
+
+// Reads j[key] into `out`; false (and a message in `error`) when absent or mistyped.
 template <typename T>
 bool Take(const json& j, const char* key, T& out, std::string& error) {
   auto it = j.find(key);
@@ -37,9 +71,7 @@ bool Take(const json& j, const char* key, T& out, std::string& error) {
     error = std::string("missing \"") + key + "\"";
     return false;
   }
-  try {
-    it->get_to(out);
-  } catch (const json::exception&) {
+  if (!Read(*it, out)) {
     error = std::string("\"") + key + "\" has the wrong type";
     return false;
   }
@@ -57,7 +89,18 @@ bool TakeOptional(const json& j, const char* key, double& out, bool& known, std:
   return Take(j, key, out, error);
 }
 
+// j[key] as an array: empty when absent or null; false when another type.
+bool TakeList(const json& j, const char* key, const json*& out, std::string& error) {
+  static const json kEmpty = json::array();
+  auto it = j.find(key);
+  out = it == j.end() || it->is_null() ? &kEmpty : &*it;
+  if (out->is_array()) return true;
+  error = std::string("\"") + key + "\" is not an array";
+  return false;
+}
+
 Result<DeviceUsage> DeviceFromJson(const json& j) {
+  if (!j.is_object()) return Status::InvalidArgument("a device is not a JSON object");
   DeviceUsage d;
   std::string e;
   bool ok = Take(j, "device_key", d.device_key, e) && Take(j, "uuid", d.uuid, e) &&
@@ -111,13 +154,18 @@ Result<JobUsage> UsageFromJson(const json& j) {
     if (!end->is_number()) return Status::InvalidArgument("job: \"end\" has the wrong type");
     u.end = end->get<double>();
   }
-  for (const json& d : j.value("devices", json::array())) {
+  const json *devices = nullptr, *findings = nullptr;
+  if (!TakeList(j, "devices", devices, e) || !TakeList(j, "findings", findings, e)) {
+    return Status::InvalidArgument("job: " + e);
+  }
+  for (const json& d : *devices) {
     Result<DeviceUsage> device = DeviceFromJson(d);
     if (!device.ok()) return device.status();
     u.devices.push_back(std::move(*device));
   }
-  for (const json& f : j.value("findings", json::array())) {
+  for (const json& f : *findings) {
     FindingSeen seen;
+    if (!f.is_object()) return Status::InvalidArgument("a finding is not a JSON object");
     if (!(Take(f, "kind", seen.kind, e) && Take(f, "device_key", seen.device_key, e) &&
           Take(f, "first", seen.first, e) && Take(f, "last", seen.last, e))) {
       return Status::InvalidArgument("finding: " + e);
@@ -134,14 +182,20 @@ std::string JobsBody(const std::vector<JobUsage>& jobs) {
 }
 
 Result<std::vector<JobUsage>> ParseJobsBody(const std::string& body) {
+  // The answer nests 5 deep ({"jobs": [{"devices": [{"throttle_reason_seconds": {}}]}]});
+  // a device is about 40 values, so 50,000 devices' usage.
+  if (std::string problem = base::JsonShapeProblem(body, 32, 2'000'000); !problem.empty()) {
+    return Status::InvalidArgument("not a /api/v1/jobs answer: it " + problem);
+  }
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object() || !j.contains("jobs") || !j["jobs"].is_array()) {
     return Status::InvalidArgument("not a /api/v1/jobs answer (expected {\"jobs\": [...]})");
   }
   std::vector<JobUsage> out;
-  for (const json& item : j["jobs"]) {
-    Result<JobUsage> u = UsageFromJson(item);
-    if (!u.ok()) return u.status();
+  const json& jobs = j["jobs"];
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    Result<JobUsage> u = UsageFromJson(jobs[i]);
+    if (!u.ok()) return u.status().Context("jobs[" + std::to_string(i) + "]");
     out.push_back(std::move(*u));
   }
   return out;

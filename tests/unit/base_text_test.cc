@@ -42,6 +42,30 @@ TEST(Text, ExcerptIsShortEscapedAndPrintable) {
   EXPECT_EQ(FindControlChar(binary), std::nullopt);
 }
 
+TEST(Text, TerminalTextReplacesWhatCouldDriveATerminal) {
+  const std::string bad = "\xef\xbf\xbd";  // U+FFFD
+  const std::string esc = "\x1b", bel = "\x07", csi = "\xc2\x9b";
+  EXPECT_EQ(TerminalText("job-4242 caf\xc3\xa9 \xe2\x82\xac"), "job-4242 caf\xc3\xa9 \xe2\x82\xac");
+  EXPECT_EQ(TerminalText("a" + esc + "]0;owned" + bel + "b"), "a" + bad + "]0;owned" + bad + "b");
+  EXPECT_EQ(TerminalText("a" + csi + "2Jb"), "a" + bad + "2Jb");  // C1 as UTF-8
+  EXPECT_EQ(TerminalText("\xc2\xa0x\x7f"), "\xc2\xa0x" + bad);    // NBSP kept, DEL not
+  EXPECT_EQ(TerminalText("a\x9b-\xff"), "a" + bad + "-" + bad);   // not UTF-8
+  EXPECT_EQ(TerminalText("one\ntwo\tthree\r"), "one" + bad + "two" + bad + "three" + bad);
+  EXPECT_EQ(TerminalText("one\ntwo\tthree\r", /*keep_lines=*/true), "one\ntwo\tthree" + bad);
+}
+
+TEST(Text, JsonShapeCountsDepthAndValuesOutsideStrings) {
+  const std::string doc = R"({"a": [[1], {"b": []}]})";  // 4 deep; counts 8
+  EXPECT_EQ(JsonShapeProblem(doc, 4, 8), "");
+  EXPECT_EQ(JsonShapeProblem(doc, 3, 8), "nests deeper than 3 levels");
+  EXPECT_EQ(JsonShapeProblem(doc, 4, 7), "holds more than 7 values");
+  EXPECT_EQ(JsonShapeProblem(R"(["[[[[\",{{{{:", "]]"])", 1, 2), "");
+  EXPECT_EQ(JsonShapeProblem(std::string(100000, '['), 32, 1000000), "nests deeper than 32 levels");
+  EXPECT_EQ(JsonShapeProblem("[" + std::string(100000, ',') + "]", 32, 1000),
+            "holds more than 1000 values");
+  EXPECT_EQ(JsonShapeProblem(std::string(100000, ']'), 0, 0), "");
+}
+
 TEST(Text, TrimDropsAsciiWhiteSpaceOrTheCharactersGiven) {
   EXPECT_EQ(Trim(" \t\r\n\v\fgzip ; q=1\r\n"), "gzip ; q=1");
   EXPECT_EQ(Trim("plain"), "plain");

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "baseline/prom_client.h"
@@ -87,6 +88,64 @@ TEST(PromClient, ParsesVectorsAndErrors) {
                   .status()
                   .message(),
               HasSubstr("matrix"));
+}
+
+// Every field of a Prometheus answer with the wrong type: a clear error naming
+// the field, never an exception (issue 39: `"status": 1` aborted the command).
+TEST(PromClient, WrongTypesAreClearErrors) {
+  const std::string ok_head = R"({"status":"success","data":{"resultType":"vector","result":)";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"status":1})", "status is not a string"},
+      {R"({"status":null})", "status is not a string"},
+      {R"({})", "status is not a string"},
+      {R"({"status":"error","error":7})", "query failed: error"},
+      {R"({"status":"success"})", "data is not an object"},
+      {R"({"status":"success","data":[]})", "data is not an object"},
+      {R"({"status":"success","data":{"resultType":3,"result":[]}})", "resultType is not"},
+      {R"({"status":"success","data":{"resultType":"vector"}})", "data.result is not an array"},
+      {ok_head + "{}}}", "data.result is not an array"},
+      {ok_head + "[1]}}", "data.result[0] is not an object"},
+      {ok_head + R"([{"metric":[],"value":[1,"1"]}]}})", "data.result[0].metric is not"},
+      {ok_head + R"([{"metric":{"a":1},"value":[1,"1"]}]}})", "data.result[0].metric.a is not"},
+      {ok_head + R"([{"metric":{},"value":5}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":[1,2]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":["1","2"]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":[1]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":[1,"2",3]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":[1,"12abc"]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{},"value":[1,""]}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"metric":{}}]}})", "data.result[0].value is not"},
+      {ok_head + R"([{"value":[1,"1"]}]}})", "data.result[0].metric is not"},
+  };
+  for (const auto& [body, want] : cases) {
+    Result<std::vector<Sample>> r = ParseQueryResponse(body);
+    ASSERT_FALSE(r.ok()) << body;
+    EXPECT_THAT(r.status().message(), HasSubstr(want)) << body;
+  }
+  Result<std::vector<Sample>> inf = ParseQueryResponse(
+      ok_head + R"([{"metric":{},"value":[1,"+Inf"]},)" + R"({"metric":{},"value":[1,"1e3"]}]}})");
+  ASSERT_TRUE(inf.ok()) << inf.status().message();
+  EXPECT_TRUE(std::isinf((*inf)[0].value));
+  EXPECT_DOUBLE_EQ((*inf)[1].value, 1000);
+}
+
+// Deep nesting and too many values are refused before nlohmann builds them.
+TEST(PromClient, AnswersTooDeepOrTooManyAreRefusedBeforeParsing) {
+  EXPECT_THAT(ParseQueryResponse(std::string(1 << 20, '[')).status().message(),
+              HasSubstr("nests deeper than 32 levels"));
+  std::string flat = "[";
+  for (int i = 0; i < 2'000'001; ++i) flat += "0,";
+  EXPECT_THAT(ParseQueryResponse(flat + "0]").status().message(),
+              HasSubstr("holds more than 2000000 values"));
+}
+
+// What a server says goes into messages escaped, never as raw terminal bytes.
+TEST(PromClient, ErrorsEscapeTheServersText) {
+  Result<std::vector<Sample>> r =
+      ParseQueryResponse(R"({"status":"error","error":"bad\u001b[2Jthing"})");
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("bad\\x1b[2Jthing"));
+  EXPECT_EQ(ParseQueryResponse("\x1b[2J<html>").status().message().find('\x1b'), std::string::npos);
 }
 
 TEST(PromClient, OptionsFailClosed) {

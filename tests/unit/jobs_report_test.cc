@@ -1,6 +1,7 @@
 // Job reports (jobs/report.h) and the ledger's JSON (jobs/usage_json.h).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -200,6 +201,140 @@ TEST(UsageJson, RoundTrips) {
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("\"id\""), std::string::npos) << bad.status().message();
   EXPECT_FALSE(ParseJobsBody("<html>").ok());
+}
+
+// An agent's answer with a field of the wrong type anywhere: a clear error
+// naming the field, never an exception or a cast out of range (issue 39).
+TEST(UsageJson, WrongTypesAreClearErrors) {
+  const nlohmann::json good = nlohmann::json::parse(JobsBody({BusyJob(1)}));
+  ASSERT_TRUE(ParseJobsBody(good.dump()).ok());
+  struct Case {
+    std::string pointer;  // what to change, as a JSON pointer
+    nlohmann::json value;
+    std::string want;  // in the error
+  };
+  const Case cases[] = {
+      {"/jobs/0/kind", 1, "\"kind\" has the wrong type"},
+      {"/jobs/0/id", nullptr, "\"id\" has the wrong type"},
+      {"/jobs/0/start", "1000", "\"start\" has the wrong type"},
+      {"/jobs/0/start", true, "\"start\" has the wrong type"},
+      {"/jobs/0/end", "later", "\"end\" has the wrong type"},
+      {"/jobs/0/devices", nlohmann::json::object(), "\"devices\" is not an array"},
+      {"/jobs/0/devices", 3, "\"devices\" is not an array"},
+      {"/jobs/0/findings", "x", "\"findings\" is not an array"},
+      {"/jobs/0/devices/0", 1, "a device is not a JSON object"},
+      {"/jobs/0/devices/0/gpu", -1, "\"gpu\" has the wrong type"},
+      {"/jobs/0/devices/0/gpu", 1e300, "\"gpu\" has the wrong type"},
+      {"/jobs/0/devices/0/gpu", 5000000000u, "\"gpu\" has the wrong type"},
+      {"/jobs/0/devices/0/hostname", nlohmann::json::array(), "\"hostname\" has the wrong type"},
+      {"/jobs/0/devices/0/held_seconds", nlohmann::json::array({1, "2"}), "\"held_seconds\""},
+      {"/jobs/0/devices/0/throttle_reason_seconds", nlohmann::json::array(),
+       "\"throttle_reason_seconds\" has the wrong type"},
+      {"/jobs/0/devices/0/throttle_reason_seconds",
+       {{"sw_power_cap", "2"}},
+       "\"throttle_reason_seconds\" has the wrong type"},
+      {"/jobs/0/devices/0/energy_joules", "a lot", "\"energy_joules\" has the wrong type"},
+  };
+  for (const Case& c : cases) {
+    nlohmann::json body = good;
+    body[nlohmann::json::json_pointer(c.pointer)] = c.value;
+    Result<std::vector<JobUsage>> r = ParseJobsBody(body.dump());
+    ASSERT_FALSE(r.ok()) << c.pointer;
+    EXPECT_NE(r.status().message().find(c.want), std::string::npos)
+        << c.pointer << ": " << r.status().message();
+    EXPECT_NE(r.status().message().find("jobs[0]"), std::string::npos) << r.status().message();
+  }
+  nlohmann::json findings = good;
+  findings["jobs"][0]["findings"] = {1};
+  EXPECT_FALSE(ParseJobsBody(findings.dump()).ok());
+  findings["jobs"][0]["findings"] = {{{"kind", "idle_held"}, {"device_key", 0}}};
+  EXPECT_FALSE(ParseJobsBody(findings.dump()).ok());
+  EXPECT_FALSE(ParseJobsBody(R"({"jobs": {}})").ok());
+  EXPECT_NE(ParseJobsBody(R"({"jobs": )" + std::string(1 << 20, '['))
+                .status()
+                .message()
+                .find("nests deeper than 32 levels"),
+            std::string::npos);
+  EXPECT_FALSE(ParseJobsBody(R"({"jobs": [1]})").ok());
+}
+
+// Impossible values from a source are refused with the holder, device and
+// field named (issue 39: dates like -219246529-01-00, negative GPU-hours).
+TEST(JobReport, ImpossibleUsageIsRefused) {
+  EXPECT_TRUE(CheckUsage(BusyJob(2)).ok());
+  auto problem = [](auto&& change) {
+    JobUsage u = BusyJob(1);
+    change(u);
+    return CheckUsage(u).message();
+  };
+  EXPECT_NE(problem([](JobUsage& u) { u.start = -6.9e15; })
+                .find("job 4242: impossible usage: "
+                      "start is -6900000000000000 (negative)"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) { u.start = 1e300; }).find("past the year 9999"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) { u.end = 10; }).find("end 10 is before start 1000"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) { u.end = std::nan(""); }).find("end is nan (not a number)"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) {
+              u.devices[0].held_seconds = -3600;
+            }).find("device GPU-0: held_seconds is -3600 (negative)"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) {
+              u.devices[0].energy_joules = INFINITY;
+            }).find("energy_joules is inf"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) {
+              u.devices[0].idle_held_seconds = 9.3e18;
+            }).find("idle_held_seconds"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) {
+              u.devices[0].throttle_reason_seconds["x"] = -1;
+            }).find("throttle reason"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) {
+              u.findings.push_back({"idle_held", "GPU-0", -5, 1});
+            }).find("finding"),
+            std::string::npos);
+  EXPECT_NE(problem([](JobUsage& u) { u.id = "\x1b[2J", u.start = -1; }).find("job \\x1b[2J"),
+            std::string::npos);
+}
+
+// A value that slipped through prints as invalid, never as a wrapped number.
+TEST(JobReport, ImpossibleValuesPrintAsInvalid) {
+  JobUsage u = BusyJob(1);
+  u.start = -6.9e15;
+  u.end = std::nan("");
+  u.devices[0].idle_held_seconds = 9.3e18;
+  const std::string table = ReportTable(BuildReport(u, {}));
+  EXPECT_NE(table.find("from invalid time, ended invalid time"), std::string::npos) << table;
+  EXPECT_NE(table.find("invalid"), std::string::npos) << table;
+  EXPECT_EQ(table.find("-9223372036854775808"), std::string::npos) << table;
+  EXPECT_EQ(table.find("-219246529"), std::string::npos) << table;
+}
+
+// Text from the source (ids, host names, reasons in notes) cannot drive the
+// terminal: the human formats replace control characters, JSON is ASCII.
+TEST(JobReport, SourceTextCannotDriveTheTerminal) {
+  JobUsage u = BusyJob(2);
+  u.id = "4242\x1b]0;owned\x07\nfake line";
+  u.devices[0].hostname = std::string("node\x1b[2J\xc2\x9b") + "31m";  // ESC, then C1 CSI
+  u.devices[1].busy_seconds = 0;  // gpus_unused quotes the host name
+  u.devices[1].hostname = "evil\x1b[1A";
+  u.findings.push_back({"idle\x1b[5m", "GPU-0\r", 1200, 1300});
+  const Report r = BuildReport(u, {"agent http://x", 1, {}});
+  for (const std::string& text : {ReportTable(r), ReportMarkdown(r), TenantsTable({r}, false),
+                                  TenantsTable({r}, true), ReportJson(r), TenantsJson({r})}) {
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\x07'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\nfake line"), std::string::npos) << text;
+  }
+  EXPECT_NE(ReportTable(r).find("node\xef\xbf\xbd[2J"), std::string::npos) << ReportTable(r);
+  const nlohmann::json json = nlohmann::json::parse(ReportJson(r));
+  EXPECT_EQ(json["job"], "job " + u.id);  // the data itself unchanged, only escaped
 }
 
 TEST(JobReport, PodsFoldIntoTheirNamespace) {

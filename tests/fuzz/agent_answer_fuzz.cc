@@ -1,0 +1,59 @@
+// libFuzzer target: the agent's /api/v1/jobs answer parser
+// (jobs/usage_json.h) and the reports `gpuscope report --agent` makes of it
+// (jobs/report.h). Any input must parse or fail with a message, never throw;
+// a parsed holder is refused by CheckUsage or prints, in every format,
+// without a byte that could drive a terminal.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "jobs/report.h"
+#include "jobs/usage_json.h"
+
+namespace {
+
+// Whether `text` holds a byte that could drive a terminal (C0 but newline,
+// DEL, or C1 written as UTF-8).
+bool HasTerminalControl(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
+    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace gpuscope;
+  const std::string text(reinterpret_cast<const char*>(data), size);
+  Result<std::vector<jobs::JobUsage>> usages = jobs::ParseJobsBody(text);
+  if (!usages.ok()) {
+    if (usages.status().message().empty()) std::abort();
+    return 0;
+  }
+  std::vector<jobs::JobUsage> checked;
+  for (const jobs::JobUsage& u : *usages) {
+    if (jobs::CheckUsage(u).ok()) checked.push_back(u);
+  }
+  std::vector<jobs::Report> reports;
+  for (const jobs::JobUsage& u : jobs::FoldByNamespace(checked)) checked.push_back(u);
+  for (const jobs::JobUsage& u : checked) {
+    const jobs::Report report = jobs::BuildReport(u, {"agent http://fuzz", 2.5, {}, std::nullopt});
+    for (const std::string& out :
+         {jobs::ReportTable(report), jobs::ReportMarkdown(report), jobs::ReportJson(report)}) {
+      if (HasTerminalControl(out)) std::abort();
+    }
+    reports.push_back(report);
+  }
+  for (const std::string& out : {jobs::TenantsTable(reports, false),
+                                 jobs::TenantsTable(reports, true), jobs::TenantsJson(reports)}) {
+    if (HasTerminalControl(out)) std::abort();
+  }
+  return 0;
+}
