@@ -11,23 +11,7 @@
 
 #include "jobs/report.h"
 #include "jobs/usage_json.h"
-
-namespace {
-
-// Whether `text` holds a byte that could drive a terminal (C0 but newline,
-// DEL, or C1 written as UTF-8).
-bool HasTerminalControl(const std::string& text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
-    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
+#include "terminal_control.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuscope;
@@ -47,13 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const jobs::Report report = jobs::BuildReport(u, {"agent http://fuzz", 2.5, {}, std::nullopt});
     for (const std::string& out :
          {jobs::ReportTable(report), jobs::ReportMarkdown(report), jobs::ReportJson(report)}) {
-      if (HasTerminalControl(out)) std::abort();
+      if (fuzz::HasTerminalControl(out)) std::abort();
     }
     reports.push_back(report);
   }
   for (const std::string& out : {jobs::TenantsTable(reports, false),
                                  jobs::TenantsTable(reports, true), jobs::TenantsJson(reports)}) {
-    if (HasTerminalControl(out)) std::abort();
+    if (fuzz::HasTerminalControl(out)) std::abort();
   }
   return 0;
 }

@@ -12,23 +12,7 @@
 #include "baseline/prom_client.h"
 #include "jobs/prom_source.h"
 #include "jobs/report.h"
-
-namespace {
-
-// Whether `text` holds a byte that could drive a terminal (C0 but newline,
-// DEL, or C1 written as UTF-8).
-bool HasTerminalControl(const std::string& text) {
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\n') || c == 0x7f) return true;
-    if (c == 0xc2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) < 0xa0) {
-      return true;
-    }
-  }
-  return false;
-}
-
-}  // namespace
+#include "terminal_control.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace gpuscope;
@@ -36,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Result<std::vector<baseline::Sample>> samples = baseline::ParseQueryResponse(text);
   if (!samples.ok()) {
     if (samples.status().message().rfind("Prometheus ", 0) != 0) std::abort();
-    if (HasTerminalControl(samples.status().message())) std::abort();
+    if (fuzz::HasTerminalControl(samples.status().message())) std::abort();
     return 0;
   }
   if (samples->empty()) return 0;
@@ -49,7 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       jobs::BuildReport(*usage, {"prometheus http://fuzz", 2.5, {}, std::nullopt});
   for (const std::string& out : {jobs::ReportTable(report), jobs::ReportMarkdown(report),
                                  jobs::ReportJson(report), jobs::TenantsTable({report}, false)}) {
-    if (HasTerminalControl(out)) std::abort();
+    if (fuzz::HasTerminalControl(out)) std::abort();
   }
   return 0;
 }
