@@ -1,7 +1,7 @@
 // libFuzzer target: the exposition escaper (export/writer.h). Whatever text
 // reaches a label value or a HELP line, the output is valid UTF-8 without raw
 // control characters (the header's line ends aside), and unescaping it gives
-// back the input wherever the input was valid.
+// back the input (cut to the label-value cap) wherever the input was valid.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,7 +44,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                      text.find_first_of(std::string_view("\0\r\x7f", 3)) == std::string_view::npos;
   bool controls = false;
   for (char c : text) controls |= static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t';
-  if (clean && !controls && Unescape(value) != text) std::abort();
+  // A long value is cut to kMaxLabelValueBytes first (CappedLabelValue): what
+  // unescapes back is the capped value, never longer than the cap.
+  const std::string capped = CappedLabelValue(text);
+  if (capped.size() > kMaxLabelValueBytes ||
+      (text.size() <= kMaxLabelValueBytes && capped != text)) {
+    std::abort();
+  }
+  if (clean && !controls && Unescape(value) != capped) std::abort();
   for (Format format : {Format::kText, Format::kOpenMetrics}) {
     std::string header;
     AppendHeader("gpuscope_fuzz", text, FamilyType::kGauge, format, &header);
