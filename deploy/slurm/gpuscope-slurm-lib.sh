@@ -95,10 +95,12 @@ gpuscope_edit_mapping() {
 }
 
 # gpuscope_as_job_user COMMAND...: runs COMMAND as the job's owner
-# (SLURM_JOB_UID and SLURM_JOB_GID, no supplementary groups), so the kernel
-# checks the owner's own rights on every path the job owner controls: their
-# output file, or a symbolic link they put in its place, gets no more than
-# they could write themselves. Fails (logged) where the owner is unknown.
+# (SLURM_JOB_UID and SLURM_JOB_GID, with the owner's own supplementary groups:
+# an output file in a project folder writable by their group is theirs to
+# write), so the kernel checks the owner's own rights on every path the job
+# owner controls: their output file, or a symbolic link they put in its
+# place, gets no more than they could write themselves. Fails (logged) where
+# the owner is unknown.
 gpuscope_as_job_user() {
     local uid=${SLURM_JOB_UID:-} gid=${SLURM_JOB_GID:-}
     case $uid in '' | *[!0-9]*) gpuscope_log "SLURM_JOB_UID '$uid' is not a uid"; return 1 ;; esac
@@ -106,6 +108,6 @@ gpuscope_as_job_user() {
     if [ "$(id -u)" = "$uid" ] && [ "$(id -g)" = "$gid" ]; then
         "$@"  # already the owner (a job of root's, or a test run as the owner)
     else
-        setpriv --reuid="$uid" --regid="$gid" --clear-groups --no-new-privs -- "$@"
+        setpriv --reuid="$uid" --regid="$gid" --init-groups --no-new-privs -- "$@"
     fi
 }
