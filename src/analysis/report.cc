@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "analysis/mig.h"
 #include "analysis/signals.h"
 #include "gpuscope/attribution_json.h"
 
@@ -100,10 +101,14 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
   std::vector<GpuDiagnosis> out;
   for (std::size_t slot : slots) {
     if (slot >= snapshot.gpus.size() || slot >= snapshot.samples.size()) continue;
-    std::vector<WindowPoint> points = window.Points(slot);
     GpuDiagnosis d;
     d.slot = slot;
     d.info = snapshot.gpus[slot];
+    std::vector<WindowPoint> points = window.Points(slot);
+    // A MIG instance runs at its GPU's clock, temperature and power.
+    if (std::optional<std::size_t> parent = ParentSlot(snapshot.gpus, d.info)) {
+      points = WithParentMetrics(points, window.Points(*parent));
+    }
     std::span<const WindowPoint> used = TrailingPoints(points, options.diagnose.window_seconds);
     d.points = used.size();
     d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;

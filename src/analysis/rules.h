@@ -23,6 +23,9 @@ namespace gpuscope::analysis {
 // Confidence multiplier for findings that rest on fallbacks instead of GPM.
 inline constexpr double kFallbackQuality = 0.7;
 
+// On a MIG instance, a rule it inherits from its parent GPU (thermal, power:
+// analysis/mig.h) names its evidence "parent_<signal>" and its verdict says
+// "on its parent GPU 0".
 class FindingBuilder {
  public:
   FindingBuilder(FindingKind kind, const Signals& signals, const DiagnoseOptions& options);
@@ -54,7 +57,13 @@ class FindingBuilder {
   bool Record(const std::string& signal, double value, const std::string& cmp, double threshold,
               double full, const std::string& unit, bool met, double margin);
 
+  // Evidence name: "parent_" + signal where the finding is the parent's.
+  std::string Named(const std::string& signal) const;
+
   const Rule& rule_;
+  // A MIG instance's finding of a rule it inherits from its parent GPU
+  // (analysis/mig.h): every value recorded is the parent's.
+  bool from_parent_ = false;
   Finding finding_;
   const Signals& signals_;
   const DiagnoseOptions& options_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "analysis/mig.h"
 #include "analysis/rules.h"
 
 namespace gpuscope::analysis {
@@ -19,14 +20,21 @@ constexpr double kMinCoverageFactor = 0.6;
 
 FindingBuilder::FindingBuilder(FindingKind kind, const Signals& signals,
                                const DiagnoseOptions& options)
-    : rule_(RuleFor(kind)), signals_(signals), options_(options) {
+    : rule_(RuleFor(kind)),
+      from_parent_(!signals.parent.empty() && InheritedFromParent(rule_)),
+      signals_(signals),
+      options_(options) {
   finding_.kind = kind;
+}
+
+std::string FindingBuilder::Named(const std::string& signal) const {
+  return from_parent_ ? "parent_" + signal : signal;
 }
 
 bool FindingBuilder::Record(const std::string& signal, double value, const std::string& cmp,
                             double threshold, double full, const std::string& unit, bool met,
                             double margin) {
-  finding_.evidence.push_back({signal, value, cmp, threshold, unit, met});
+  finding_.evidence.push_back({Named(signal), value, cmp, threshold, unit, met});
   if (met) {
     double m = full > 0 ? std::clamp(margin / full, 0.0, 1.0) : 1.0;
     scores_.push_back(kScoreAtThreshold + (1 - kScoreAtThreshold) * m);
@@ -50,7 +58,7 @@ bool FindingBuilder::Below(const std::string& signal, double value, double thres
 }
 
 void FindingBuilder::Note(const std::string& signal, double value, const std::string& unit) {
-  finding_.evidence.push_back({signal, value, "", 0, unit, true});
+  finding_.evidence.push_back({Named(signal), value, "", 0, unit, true});
 }
 
 void FindingBuilder::Uses(Metric metric) {
@@ -79,7 +87,9 @@ Finding FindingBuilder::Build(const std::string& detail, std::string_view action
   double quality = quality_ * (fallback_ ? kFallbackQuality : 1.0);
   f.fallback = fallback_;
   f.confidence = std::clamp(std::round(margin * quality * coverage * 100) / 100, 0.0, 1.0);
-  f.verdict = fmt::format("{}: {}", rule_.headline, detail);
+  f.verdict = from_parent_
+                  ? fmt::format("{}: on its parent {}, {}", rule_.headline, signals_.parent, detail)
+                  : fmt::format("{}: {}", rule_.headline, detail);
   f.action = std::string(action);
   return f;
 }

@@ -249,6 +249,7 @@ Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
   Signals s;
   s.points = points.size();
   if (!points.empty()) s.span_seconds = points.back().t - points.front().t;
+  if (info.is_mig()) s.parent = "GPU " + std::to_string(info.index);
   ActivitySignals(points, s);
   MemorySignals(points, latest, options, s);
   PowerClockSignals(points, latest, s);

@@ -40,6 +40,9 @@ struct Signals {
   std::string span_name = "the window";
   bool recent = false;  // the recent span, not the whole window
   bool gpm = false;     // SM activity (GPM) present
+  // A MIG instance: its parent ("GPU 0"), whose clocks, temperature and power
+  // its points carry (analysis/mig.h); "" for a whole GPU.
+  std::string parent;
 
   // Activity, ratios 0..1.
   Summary util;

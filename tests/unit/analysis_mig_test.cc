@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "analysis/diagnosis.h"
+#include "analysis/mig.h"
 #include "analysis_test_util.h"
 
 namespace gpuscope::analysis {
@@ -29,6 +30,8 @@ FakeGpu MigInstance(double activity_percent, double sm_percent) {
     l.sm = sm_percent;
   });
   for (WindowPoint& p : g.points) {
+    // NVML answers clocks, temperature and power for the parent only.
+    for (Metric m : kParentMetrics) p.present.reset(Index(m));
     p.values[Index(Metric::kGrEngineActive)] = p.values[Index(Metric::kGpuUtil)];
     p.present.set(Index(Metric::kGrEngineActive));
     p.present.reset(Index(Metric::kGpuUtil));
@@ -52,6 +55,60 @@ TEST(DiagnoseMig, ABusyInstanceIsNotIdle) {
   const auto kinds = Kinds(MigInstance(97, 85));
   EXPECT_THAT(kinds, Not(Contains(FindingKind::kIdle)));
   EXPECT_THAT(kinds, Contains(FindingKind::kComputeBound));
+}
+
+// The parent GPU at its thermal slowdown: 91 C, thermal reason bits set,
+// the SM clock held at 1100 MHz.
+FakeGpu HotParent() {
+  FakeGpu g = MakeGpu(true);
+  g.info.mig_enabled = true;
+  Fill(g, 300, [](int, Level& l) {
+    l.temp = 91;
+    l.clock = 1100;
+    l.reasons = 0x20 | 0x40;
+  });
+  for (WindowPoint& p : g.points) p.present.reset(Index(Metric::kGpuUtil));
+  return g;
+}
+
+std::vector<Finding> InstanceFindings(const FakeGpu& instance, const FakeGpu& parent) {
+  std::vector<WindowPoint> points = WithParentMetrics(instance.points, parent.points);
+  return Diagnose(instance.info, points, instance.latest, {});
+}
+
+TEST(DiagnoseMig, ABusyInstanceCarriesItsHotParentsThrottle) {
+  const std::vector<Finding> found = InstanceFindings(MigInstance(97, 85), HotParent());
+  const Finding* f = FindKind(found, FindingKind::kThermalThrottle);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(FindKind(found, FindingKind::kComputeBound), nullptr);
+  EXPECT_THAT(f->verdict, ::testing::HasSubstr("on its parent GPU 0"));
+  ASSERT_FALSE(f->evidence.empty());
+  for (const Evidence& e : f->evidence) EXPECT_EQ(e.signal.rfind("parent_", 0), 0u) << e.signal;
+}
+
+TEST(DiagnoseMig, AnEmptyInstanceOfAHotParentStaysIdle) {
+  const std::vector<Finding> found = InstanceFindings(MigInstance(0, 0), HotParent());
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].kind, FindingKind::kIdle);
+}
+
+TEST(DiagnoseMig, AnInstanceInheritsOnlyWhereItRan) {
+  FakeGpu instance = MigInstance(97, 85);
+  for (std::size_t i = 0; i < instance.points.size() / 2; ++i) {
+    instance.points[i].values[Index(Metric::kGrEngineActive)] = 0;
+  }
+  std::vector<WindowPoint> points = WithParentMetrics(instance.points, HotParent().points);
+  EXPECT_FALSE(points.front().Has(Metric::kGpuTemp));
+  EXPECT_TRUE(points.back().Has(Metric::kGpuTemp));
+  EXPECT_EQ(points.back().Get(Metric::kClockReasons), 0x20 | 0x40);
+}
+
+TEST(DiagnoseMig, OnlyTheClockTemperatureAndPowerRulesAreInherited) {
+  std::vector<std::string> inherited;
+  for (const Rule& r : kRules) {
+    if (InheritedFromParent(r)) inherited.emplace_back(r.name);
+  }
+  EXPECT_EQ(inherited, (std::vector<std::string>{"thermal_throttle", "power_cap"}));
 }
 
 }  // namespace
