@@ -29,8 +29,12 @@ std::string IdleStory(const Signals& s) {
   return fmt::format("idle {} of the window, utilization {}", Pct(s.idle_share), Pct(s.util.mean));
 }
 
+bool Held(const Signals& s) { return s.held_bytes >= kHeldMinBytes.value; }
+
 // Whether the window is idle (mostly, or lately without a break) and whether
-// processes hold memory on it; both idle rules read it, exactly one fires.
+// memory is held on it; both idle rules read it, at most one fires. A held
+// GPU is never idle: it is idle-held once idle for idle_held_seconds without
+// a break, and before that (a pause, or requests between idle gaps) neither.
 struct IdleState {
   bool lately = false;  // the trailing idle run reaches idle_held_seconds
   bool held = false;
@@ -41,7 +45,33 @@ std::optional<IdleState> Idleness(const Signals& s, const DiagnoseOptions& o) {
   bool mostly = s.idle_share >= kIdleMinShare.value;
   bool lately = s.trailing_idle_seconds >= o.idle_held_seconds;
   if (!mostly && !lately) return std::nullopt;
-  return IdleState{lately, s.held_bytes >= kHeldMinBytes.value && lately};
+  if (Held(s) && !lately) return std::nullopt;
+  return IdleState{lately, Held(s)};
+}
+
+// Who holds the memory, in words.
+std::string Holders(const Signals& s) {
+  if (s.process_count == 0)
+    return fmt::format("{} resident (no process visible)", Bytes(s.held_bytes));
+  return fmt::format("{} process(es) hold {}", s.process_count, Bytes(s.held_bytes));
+}
+
+// A held GPU answering requests: its work comes in recurring bursts between
+// idle gaps that fill most of the window (kServingMinBursts,
+// kServingMinGapShare), the last gap shorter than idle_held_seconds.
+bool Serving(const Signals& s, const DiagnoseOptions& o) {
+  return Held(s) && s.work_runs >= kServingMinBursts.value &&
+         s.gap_share >= kServingMinGapShare.value && s.trailing_idle_seconds < o.idle_held_seconds;
+}
+
+std::string ServingStory(const Signals& s) {
+  std::string out = fmt::format(
+      "serving: bursty requests, {} bursts in {} (busy {} of it, utilization {} mean), holding {}",
+      s.work_runs, s.span_name, Pct(1 - s.gap_share), Pct(s.util.mean), Bytes(s.held_bytes));
+  // The driver's last sampling period may fall between two bursts: said only when it saw work.
+  if (s.process_sm && *s.process_sm > 0)
+    out += fmt::format("; processes at {} SM lately", Pct(*s.process_sm));
+  return out;
 }
 
 // The evidence both idle rules record first.
@@ -77,15 +107,15 @@ std::optional<Finding> DetectIdleHeld(const Signals& s, const DiagnoseOptions& o
   b.Uses(Metric::kMemoryUsed);
   b.AtLeast("held_bytes", s.held_bytes, kHeldMinBytes.value, 4 * kHeldMinBytes.value, "bytes");
   b.Note("processes", static_cast<double>(s.process_count), "count");
-  return b.Build(fmt::format("{}, while {} process(es) hold {}", IdleStory(s), s.process_count,
-                             Bytes(s.held_bytes)));
+  return b.Build(fmt::format("{}, while {}", IdleStory(s), Holders(s)));
 }
 
 std::string DescribeLoad(const Signals& s, const DiagnoseOptions& o) {
   if (s.util.n == 0) return "";
+  if (Serving(s, o)) return ServingStory(s);
   if (s.trailing_idle_seconds >= kRecentIdleSeconds) {
     std::string out = IdleStory(s);
-    if (s.held_bytes >= kHeldMinBytes.value) {
+    if (Held(s)) {
       out += fmt::format(", {} held (idle-held after {})", Bytes(s.held_bytes),
                          Duration(o.idle_held_seconds));
     }

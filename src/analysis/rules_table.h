@@ -108,7 +108,8 @@ inline constexpr const Threshold* kStarvedThresholds[] = {
 inline constexpr Metric kIdleHeldInputs[] = {kGpuUtil, kMemoryUsed};
 inline constexpr const Threshold* kIdleHeldThresholds[] = {&kHeldMinBytes};
 inline constexpr Metric kIdleInputs[] = {kGpuUtil};
-inline constexpr const Threshold* kIdleThresholds[] = {&kIdleMinShare, &kHeldMinBytes};
+inline constexpr const Threshold* kIdleThresholds[] = {&kIdleMinShare, &kHeldMinBytes,
+                                                       &kServingMinBursts, &kServingMinGapShare};
 }  // namespace rule_facts
 
 // clang-format off
@@ -196,7 +197,10 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    Stage::kIdle, 1, /*recent=*/false, /*limits=*/false, /*when_idle=*/false,
    rule_facts::kIdleInputs, rule_facts::kIdleThresholds, DetectIdle,
    "Nothing to tune; release the GPU to the scheduler if it stays idle.",
-   "idle >= 90% of the window, or for the last 3 minutes without a break; not held",
+   "idle >= 90% of the window, or for the last 3 minutes without a break; not held (processes, "
+   "or the device when no process is visible, hold < 256 MiB): a held GPU is never idle. A held "
+   "GPU with >= 3 bursts of work in the window and gaps >= 50% of it is serving (an activity "
+   "line, no finding)",
    "none"},
 }};
 // clang-format on

@@ -28,7 +28,16 @@ inline constexpr Threshold kIdleMinShare = {
 inline constexpr Threshold kHeldMinBytes = {
     "held_min_bytes", 256.0 * 1024 * 1024, "bytes",
     "memory processes must hold before an idle GPU counts as held: more than a bare CUDA "
-    "context on every current board"};
+    "context on every current board. A held GPU is never `idle`: it is `idle_held` once idle "
+    "for idle_held_seconds without a break, else serving or pausing (no finding)"};
+inline constexpr Threshold kServingMinBursts = {
+    "serving_min_bursts", 3, "count",
+    "a held GPU whose work comes in at least this many bursts (between idle gaps) within the "
+    "window answers requests: one or two are a pause (a checkpoint, an evaluation step)"};
+inline constexpr Threshold kServingMinGapShare = {
+    "serving_min_gap_share", 0.5, "ratio",
+    "and waits between them (utilization under 15%) at least this share of the window: a "
+    "training loop keeps the GPU busier than it waits"};
 
 // Starved.
 inline constexpr Threshold kStarvedMinGapShare = {

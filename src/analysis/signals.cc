@@ -75,6 +75,7 @@ void ActivitySignals(std::span<const WindowPoint> points, Signals& s) {
   s.gap_share = ShareWhere(util, Below(kGapUtil));
   s.busy_share = ShareWhere(util, AtLeast(kBusyUtil));
   s.gap_runs = CountRuns(util, Below(kGapUtil));
+  s.work_runs = CountRuns(util, AtLeast(kGapUtil));
   s.trailing_idle_seconds = TrailingRunSeconds(util, Below(kIdleUtil));
   if (s.trailing_idle_seconds > 0) {
     // The points before the trailing idle run started.
@@ -220,13 +221,15 @@ void ProcessSignals(const GpuSample& latest, Signals& s) {
   s.process_count = latest.processes.size();
   bool any_size = false;
   for (const ProcessInfo& p : latest.processes) {
+    if (p.sm_utilization) s.process_sm = s.process_sm.value_or(0) + *p.sm_utilization;
     if (!p.used_memory_bytes) continue;
     any_size = true;
     s.held_bytes += static_cast<double>(*p.used_memory_bytes);
   }
-  // The driver may hide per-process memory (containers); the GPU's used
-  // memory is then the best measure of what the processes hold.
-  if (!any_size && s.process_count > 0) s.held_bytes = s.mem_used_last.value_or(0);
+  // The driver may hide per-process memory, or the processes themselves (a
+  // container without the host's PID namespace); the GPU's used memory is
+  // then the best measure of what is held.
+  if (!any_size) s.held_bytes = s.mem_used_last.value_or(0);
 }
 
 }  // namespace

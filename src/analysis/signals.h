@@ -48,7 +48,8 @@ struct Signals {
   Summary util;
   std::optional<Summary> sm_active, dram_active, mem_copy;
   double idle_share = 0, gap_share = 0, busy_share = 0;
-  int gap_runs = 0;  // idle gaps between busy stretches
+  int gap_runs = 0;   // idle gaps between busy stretches
+  int work_runs = 0;  // stretches of work (utilization >= 15%) between gaps: bursts
   // The idle run that reaches the last point (0 when the last point is busy),
   // and the utilization of the points before it.
   double trailing_idle_seconds = 0;
@@ -78,6 +79,9 @@ struct Signals {
   // Processes holding memory.
   std::size_t process_count = 0;
   double held_bytes = 0;
+  // Their summed SM utilization over the driver's last sampling period
+  // (nvmlDeviceGetProcessUtilization), 0..1; absent without samples.
+  std::optional<double> process_sm;
 };
 
 // The points within `window` seconds of the last one, and a bucket that

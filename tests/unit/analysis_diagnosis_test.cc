@@ -156,7 +156,8 @@ TEST(Diagnose, PcieSaturatedWithSmWaiting) {
 TEST(Diagnose, GenerationDropAtIdleIsPowerSaving) {
   FakeGpu g = MakeGpu(true);
   g.latest.Set(Metric::kPcieLinkGen, 1);
-  Fill(g, 300, [](int, Level& l) { l.util = 0, l.sm = 0, l.pcie_rx = 0, l.pcie_tx = 0; });
+  Fill(g, 300,
+       [](int, Level& l) { l.util = 0, l.sm = 0, l.pcie_rx = 0, l.pcie_tx = 0, l.used_gib = 0; });
   EXPECT_THAT(Kinds(DiagnoseGpu(g)), ElementsAre(FindingKind::kIdle));
 }
 
@@ -223,10 +224,49 @@ TEST(Diagnose, IdleHeldFiresOnTheTrailingIdleRun) {
   ASSERT_NE(idle, nullptr);
   EXPECT_DOUBLE_EQ(idle->value, 200);
   EXPECT_DOUBLE_EQ(idle->threshold, 180);
+  // No process visible (a container without the host's PIDs), 60 GiB
+  // resident: still held.
   g.latest.processes.clear();
+  f = DiagnoseGpu(g);
+  ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kIdleHeld));
+  EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("60.0 GiB resident (no process visible)"));
+  // Nothing resident: idle.
+  g.latest.Set(Metric::kMemoryUsed, 0);
   f = DiagnoseGpu(g);
   ASSERT_THAT(Kinds(f), ElementsAre(FindingKind::kIdle));
   EXPECT_THAT(f[0].verdict, ::testing::HasSubstr("idle for the last 3m20s"));
+}
+
+// Issue 40: a held GPU is never idle. Mostly idle, but a short burst broke
+// the idle time less than idle_held_seconds ago: neither idle nor idle-held.
+TEST(Diagnose, AHeldGpuIsNeverIdle) {
+  FakeGpu g = MakeGpu(true);
+  g.latest.processes.push_back({1234, "python3", static_cast<uint64_t>(40 * kGiB), {}, {}});
+  Fill(g, 300, [](int i, Level& l) {
+    const bool burst = i >= 140 && i < 155;
+    l.util = burst ? 98 : 0, l.sm = burst ? 85 : 0, l.used_gib = 40;
+  });
+  Judgement j = JudgeTrailing(g.info, g.points, g.latest, {});
+  EXPECT_THAT(Kinds(j.findings), ::testing::IsEmpty());
+  EXPECT_THAT(j.activity, ::testing::HasSubstr("40.0 GiB held (idle-held after 3m00s)"));
+}
+
+// Bursty serving: the model resident, requests answered in short bursts,
+// a low mean. Neither idle nor idle-held: the activity line says serving.
+TEST(Diagnose, BurstyServingIsServingNotIdle) {
+  FakeGpu g = MakeGpu(true);
+  ProcessInfo server{4321, "vllm", static_cast<uint64_t>(60 * kGiB), {}, {}};
+  server.sm_utilization = 0.12;
+  g.latest.processes.push_back(server);
+  Fill(g, 300, [](int i, Level& l) {
+    const bool burst = i % 30 < 2;
+    l.util = burst ? 60 : 0, l.sm = burst ? 40 : 0, l.used_gib = 60;
+  });
+  Judgement j = JudgeTrailing(g.info, g.points, g.latest, {});
+  EXPECT_THAT(Kinds(j.findings), ::testing::IsEmpty());
+  EXPECT_THAT(j.activity, ::testing::HasSubstr("serving: bursty requests, 10 bursts"));
+  EXPECT_THAT(j.activity, ::testing::HasSubstr("holding 60.0 GiB"));
+  EXPECT_THAT(j.activity, ::testing::HasSubstr("processes at 12% SM lately"));
 }
 
 // Idle for two minutes after three of load: too early for idle-held, and no

@@ -28,6 +28,7 @@ FakeGpu MigInstance(double activity_percent, double sm_percent) {
   Fill(g, 300, [&](int, Level& l) {
     l.util = activity_percent;
     l.sm = sm_percent;
+    if (activity_percent == 0) l.used_gib = 0;  // no process on it
   });
   for (WindowPoint& p : g.points) {
     // NVML answers clocks, temperature and power for the parent only.
