@@ -3,9 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include "analysis/diagnosis.h"
 #include "analysis/mig.h"
+#include "analysis/monitor.h"
 #include "analysis_test_util.h"
+#include "collect/stepped.h"
+#include "sim_fixture.h"
+#include "test_paths.h"
 
 namespace gpuscope::analysis {
 namespace {
@@ -110,6 +116,31 @@ TEST(DiagnoseMig, OnlyTheClockTemperatureAndPowerRulesAreInherited) {
     if (InheritedFromParent(r)) inherited.emplace_back(r.name);
   }
   EXPECT_EQ(inherited, (std::vector<std::string>{"thermal_throttle", "power_cap"}));
+}
+
+// serve's monitor runs the same diagnosis: on the simulator, an H100 at its
+// thermal slowdown exports gpuscope_bottleneck{kind="thermal_throttle"} 1 for
+// its busy instances (slots 1, 2) and idle for the empty one (slot 3).
+TEST(DiagnoseMig, ServesMonitorExportsTheParentsThrottleForBusyInstances) {
+  const std::filesystem::path scenario = std::filesystem::path(test_support::SourceDir()) /
+                                         "sim/scenarios/diagnosis/mig-throttle.yaml";
+  test_support::ScopedEnv env("GPUSCOPE_SIM_SCENARIO", scenario.string());
+  collect::SteppedOptions o;
+  o.nvml_path = test_support::SimLibraryPath();
+  o.end_seconds = 120;
+  Result<collect::SteppedRun> run = collect::SampleSteps(o);
+  ASSERT_TRUE(run.ok()) << run.status().message();
+  DiagnosisMonitor monitor(MonitorOptions{});
+  monitor.Update(*run->snapshot, run->sampler->window());
+  std::map<std::pair<int, std::string>, double> found;
+  for (const prom::Family& f : monitor.Families()) {
+    if (f.name != "gpuscope_bottleneck") continue;
+    for (const prom::Sample& s : f.samples) found[{s.gpu, s.labels.at(0).second}] = s.value;
+  }
+  for (int slot : {0, 1, 2}) EXPECT_EQ((found[{slot, "thermal_throttle"}]), 1) << slot;
+  for (int slot : {1, 2}) EXPECT_EQ((found[{slot, "compute_bound"}]), 0) << slot;
+  EXPECT_EQ((found[{3, "thermal_throttle"}]), 0);
+  EXPECT_EQ((found[{3, "idle"}]), 1);
 }
 
 }  // namespace
