@@ -189,7 +189,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "Waste: stop the idle notebook or job (or its kernel), or let the scheduler reclaim the GPU; "
    "see runbook GpuIdleHeld.",
    "the trailing idle run (< 5%) reaches 3 minutes (`idle_held_seconds`), however busy the "
-   "window was before it, and processes hold >= 256 MiB; the verdict says what the window shows "
+   "window was before it, and >= 256 MiB is held (by processes, or resident on the device when "
+   "no process is visible); the verdict says what the window shows "
    "(\"idle for the last 3m20s after 1m40s at 98% utilization, while 1 process(es) hold 60.0 "
    "GiB\")",
    "waste: reclaim the GPU"},

@@ -27,8 +27,9 @@ inline constexpr Threshold kIdleMinShare = {
     "last idle_held_seconds without a break)"};
 inline constexpr Threshold kHeldMinBytes = {
     "held_min_bytes", 256.0 * 1024 * 1024, "bytes",
-    "memory processes must hold before an idle GPU counts as held: more than a bare CUDA "
-    "context on every current board. A held GPU is never `idle`: it is `idle_held` once idle "
+    "memory held (by processes; by the device when no process is visible) before an idle GPU "
+    "counts as held: more than a bare CUDA context on every current board. A held GPU is never "
+    "`idle`: it is `idle_held` once idle "
     "for idle_held_seconds without a break, else serving or pausing (no finding)"};
 inline constexpr Threshold kServingMinBursts = {
     "serving_min_bursts", 3, "count",
