@@ -130,6 +130,20 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
   return out;
 }
 
+void AddKpis(GpuDiagnosis& d, std::vector<KpiSummary> kpis) {
+  for (KpiSummary& k : kpis) {
+    const bool answered = k.kpi == "request_duration" && k.recent_mean;
+    // The utilization line may already say serving (bursts): the KPI only adds to it.
+    if (answered && d.findings.empty() && !d.activity.starts_with("serving:")) {
+      std::string line =
+          fmt::format("serving: requests answered (request_duration{}: {:.3g} s mean lately)",
+                      k.workload.empty() ? "" : " of " + k.workload, *k.recent_mean);
+      d.activity = d.activity.empty() ? line : line + "; " + d.activity;
+    }
+    d.kpis.push_back(std::move(k));
+  }
+}
+
 std::string GpuLabel(const GpuInfo& info) {
   std::string label = fmt::format("GPU {}", info.index);
   if (info.gpu_instance_id) {

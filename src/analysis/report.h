@@ -62,6 +62,13 @@ struct RunOptions {
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
                                       const RunOptions& options);
 
+// Attaches a GPU's application KPIs (serve's OTLP join). A GPU without
+// findings whose request_duration KPI counted requests over its recent span
+// (KpiSummary::recent_mean: at least the regression's min_count of them) is
+// serving: its activity line says so first ("serving: requests answered
+// (request_duration of vllm-a: 0.8 s mean lately); idle for the last 20s ...").
+void AddKpis(GpuDiagnosis& d, std::vector<KpiSummary> kpis);
+
 // Human-readable report: per GPU a header, its application KPIs (one line
 // each, with the kpi_regression verdict when there is one), then each
 // finding's verdict, confidence, evidence (value against threshold), signals

@@ -276,9 +276,11 @@ Result<std::string> DiagnosisBody(const http::Request& request, const View& view
   *is_text = format == "text";
   std::vector<analysis::GpuDiagnosis> chosen(view.diagnoses.begin(), view.diagnoses.end());
   for (analysis::GpuDiagnosis& d : chosen) {
+    std::vector<analysis::KpiSummary> kpis;
     for (const KpiReading& k : view.kpis) {
-      if (k.slot == d.slot) d.kpis.push_back(k.summary);
+      if (k.slot == d.slot) kpis.push_back(k.summary);
     }
+    analysis::AddKpis(d, std::move(kpis));
   }
   const std::string_view gpu = request.QueryValue("gpu");
   if (!gpu.empty() || !request.QueryValue("gi").empty()) {

@@ -202,6 +202,34 @@ TEST(Report, KpisPrintUnderTheirGpu) {
   EXPECT_FALSE(j["gpus"][1].contains("kpis"));
 }
 
+// A GPU without findings whose request_duration KPI counted requests lately
+// is serving; the KPI joins an activity line, never a finding.
+TEST(Report, RequestsAnsweredLatelyMeanServing) {
+  GpuDiagnosis d;
+  d.activity = "idle for the last 20s after 4m40s at 7% utilization, 60.0 GiB held";
+  KpiSummary step;
+  step.kpi = "step_duration", step.recent_mean = 0.2;
+  KpiSummary requests;
+  requests.kpi = "request_duration", requests.workload = "vllm-a";
+  requests.count = 900, requests.sum = 720, requests.recent_mean = 0.8;
+  AddKpis(d, {step, requests});
+  EXPECT_EQ(d.kpis.size(), 2u);
+  EXPECT_EQ(d.activity,
+            "serving: requests answered (request_duration of vllm-a: 0.8 s mean lately); idle for "
+            "the last 20s after 4m40s at 7% utilization, 60.0 GiB held");
+  // Without requests in the recent span (no recent mean), or with a finding: unchanged.
+  GpuDiagnosis quiet;
+  quiet.activity = "idle for the last 20s";
+  requests.recent_mean.reset();
+  AddKpis(quiet, {requests});
+  EXPECT_EQ(quiet.activity, "idle for the last 20s");
+  GpuDiagnosis held;
+  held.findings.push_back(Finding{});
+  requests.recent_mean = 0.8;
+  AddKpis(held, {requests});
+  EXPECT_TRUE(held.activity.empty());
+}
+
 TEST(Monitor, BottleneckFamiliesCoverEveryKind) {
   Node node;
   MakeNode(node);
