@@ -101,7 +101,8 @@ gpuscope_gres_gpu_files() {
                 else if (count == 1) print index_, paths[1]
              }
              # "/dev/nvidia[0-2,5],/dev/x" -> paths[1..n], in order.
-             function expand(spec, paths,    n, item, rest, c, depth, j, k, pre, post, ranges, r, lo, hi, width) {
+             function expand(spec, paths,    n, item, c, ch, depth, j, k, pre, post, ranges,
+                             r, lo, hi, width) {
                 n = 0; item = ""; depth = 0
                 for (c = 1; c <= length(spec) + 1; c++) {
                     ch = c <= length(spec) ? substr(spec, c, 1) : ","
@@ -119,7 +120,8 @@ gpuscope_gres_gpu_files() {
                                 hi = substr(ranges[r], index(ranges[r], "-") + 1)
                             }
                             width = length(lo)
-                            for (j = lo + 0; j <= hi + 0; j++) paths[++n] = pre sprintf("%0" width "d", j) post
+                            for (j = lo + 0; j <= hi + 0; j++)
+                                paths[++n] = pre sprintf("%0" width "d", j) post
                         }
                     } else if (item != "") paths[++n] = item
                     item = ""
@@ -205,8 +207,9 @@ gpuscope_check_mapping_dir() {
 }
 
 # gpuscope_edit_mapping add|remove JOB GPU: adds JOB to (or removes it from)
-# the mapping file named GPU (a gpuscope_job_gpus name), under a lock (two jobs may share a GPU) and through a
-# rename, so the agent never reads half a file. An emptied file is removed.
+# the mapping file named GPU (a gpuscope_job_gpus name), under a lock (two
+# jobs may share a GPU) and through a rename, so the agent never reads half a
+# file. An emptied file is removed.
 # The caller has checked the directory (gpuscope_check_mapping_dir).
 gpuscope_edit_mapping() {
     local action=$1 job=$2 gpu=$3
