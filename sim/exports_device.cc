@@ -55,7 +55,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t* p
 SIM_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t d, unsigned int* minor) {
   SIM_DEVICE_CALL(nvmlDeviceGetMinorNumber, d);
   if (!minor) return rc::kInvalidArgument;
-  *minor = c.gpu;
+  *minor = c.sim->identity(c.gpu).minor;
   return rc::kSuccess;
 }
 

@@ -51,6 +51,8 @@ class Parser {
   Status Error(const YAML::Node& n, const std::string& m) const { return YamlError(src_, n, m); }
   Status Gpu(const YAML::Node& node, Scenario* sc);
   Status Board(FieldReader& r, const YAML::Node& node, GpuSpec* g, unsigned* count);
+  Status UniqueMinor(const YAML::Node& node, const Scenario& sc, const GpuSpec& g,
+                     unsigned count) const;
   Status Processes(const YAML::Node& node, GpuSpec* g);
   Status Segments(const YAML::Node& node, GpuSpec* gpu);
   Status OneSegment(const YAML::Node& node, Segment* seg);
@@ -109,10 +111,30 @@ Status Parser::Gpu(const YAML::Node& node, Scenario* sc) {
   GPUSCOPE_RETURN_IF_ERROR(Faults(r.Get("faults"), false, sc, &g));
   GPUSCOPE_RETURN_IF_ERROR(r.Finish());
   if (sc->gpus.size() + count > 64) return Error(node, "at most 64 GPUs");
+  GPUSCOPE_RETURN_IF_ERROR(
+      UniqueMinor(r.Has("minor_number") ? r.Get("minor_number") : node, *sc, g, count));
   for (unsigned i = 0; i < count; ++i) {
     GpuSpec copy = g;
     for (ProcessSpec& p : copy.processes) p.pid += i;  // distinct pids per replica
     sc->gpus.push_back(std::move(copy));
+  }
+  return Status::Ok();
+}
+
+// Two GPUs never share a device file: the `count` GPUs of entry `g`, about to
+// follow sc.gpus, get minors no GPU before them has (a GPU without
+// minor_number has its index).
+Status Parser::UniqueMinor(const YAML::Node& node, const Scenario& sc, const GpuSpec& g,
+                           unsigned count) const {
+  for (unsigned i = 0; i < count; ++i) {
+    const unsigned index = static_cast<unsigned>(sc.gpus.size()) + i;
+    const unsigned minor = MinorNumber(g, index);
+    for (unsigned other = 0; other < sc.gpus.size(); ++other) {
+      if (MinorNumber(sc.gpus[other], other) != minor) continue;
+      return Error(node, "minor_number " + std::to_string(minor) + " of GPU " +
+                             std::to_string(index) + " is GPU " + std::to_string(other) +
+                             "'s already (a GPU without minor_number has its index)");
+    }
   }
   return Status::Ok();
 }
@@ -129,8 +151,13 @@ Status Parser::Board(FieldReader& r, const YAML::Node& node, GpuSpec* g, unsigne
   GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("count", count, 1, 64));
   GPUSCOPE_RETURN_IF_ERROR(r.String("uuid", &g->uuid));
   GPUSCOPE_RETURN_IF_ERROR(r.String("serial", &g->serial));
-  if (*count > 1 && (!g->uuid.empty() || !g->serial.empty())) {
-    return Error(node, "uuid/serial overrides need count 1");
+  if (r.Has("minor_number")) {
+    unsigned minor = 0;
+    GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("minor_number", &minor, 0, 255));
+    g->minor_number = minor;
+  }
+  if (*count > 1 && (!g->uuid.empty() || !g->serial.empty() || g->minor_number)) {
+    return Error(node, "uuid/serial/minor_number overrides need count 1");
   }
   if (!g->uuid.empty() && (g->uuid.size() != 40 || g->uuid.rfind("GPU-", 0) != 0)) {
     return Error(r.Get("uuid"), "uuid must look like GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx");
@@ -439,6 +466,10 @@ Result<Scenario> LoadScenarioFile(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return ParseScenario(text.str(), path);
+}
+
+unsigned MinorNumber(const GpuSpec& spec, unsigned index) {
+  return spec.minor_number.value_or(index);
 }
 
 bool IsEarly535(const std::string& driver_version) {

@@ -61,6 +61,7 @@ struct GpuSpec {
   const Preset* preset = nullptr;
   std::string uuid, serial;                        // empty: derived from seed and index
   unsigned pci_bus = 0;                            // 0: derived from index
+  std::optional<unsigned> minor_number;            // /dev/nvidia<minor>; unset: the index
   double power_limit_w = 0;                        // 0: preset default
   double ambient_c = 0;                            // offset added to the preset's temperatures
   double hbm_offset_c = 0;                         // added to the memory temperature (hot HBM)
@@ -89,6 +90,10 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& sourc
 
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenarioFile(const std::string& path);
+
+// The minor number of GPU `index` (/dev/nvidia<minor>): its minor_number, else
+// its index.
+unsigned MinorNumber(const GpuSpec& spec, unsigned index);
 
 // True when driver_version is a 535 branch older than 535.98 (32-byte
 // process entries).

@@ -33,6 +33,7 @@ Identity MakeIdentity(const GpuSpec& spec, uint64_t seed, unsigned index) {
   id.uuid = spec.uuid.empty() ? buf : spec.uuid;
   std::snprintf(buf, sizeof buf, "16%011llu", static_cast<unsigned long long>(b % 100000000000ull));
   id.serial = spec.serial.empty() ? buf : spec.serial;
+  id.minor = MinorNumber(spec, index);
   id.domain = index / 8;
   id.bus = spec.pci_bus ? spec.pci_bus : kHgxBuses[index % 8];
   std::snprintf(buf, sizeof buf, "%08X:%02X:00.0", id.domain, id.bus);

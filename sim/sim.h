@@ -25,6 +25,7 @@ namespace gpuscope::sim {
 struct Identity {
   std::string uuid, serial, bus_id, bus_id_legacy;
   unsigned domain = 0, bus = 0;
+  unsigned minor = 0;  // /dev/nvidia<minor>
 };
 
 struct TimeOptions {

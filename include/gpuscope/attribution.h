@@ -9,6 +9,7 @@
 // shared_ptr<const Attribution>; nobody mutates it afterwards.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,20 @@ struct AttributionSource {
   std::string name;
   bool up = false;
   std::string error;  // one sentence when !up
+  // Jobs whose GPUs this source named otherwise than their processes' own
+  // cgroups since the agent started, each counted once
+  // (gpuscope_attribution_conflicts_total{source}); kept by the Service.
+  uint64_t conflicts_total = 0;
+};
+
+// A Slurm job whose GPUs a source (the mapping directory, "hpc") names
+// otherwise than the cgroups of the job's own processes on the GPUs: the
+// cgroups win, the source's GPUs for that job are dropped.
+struct AttributionConflict {
+  std::string source;  // "hpc"
+  std::string job;
+  std::string named, found;  // "GPU 0 (GPU-...)": what the source named, where the processes run
+  auto operator<=>(const AttributionConflict&) const = default;
 };
 
 struct Attribution {
@@ -61,7 +76,8 @@ struct Attribution {
   // container, its Slurm job from its cgroup; workload as for devices).
   // Processes nothing is known about are absent.
   std::map<unsigned, Holder> processes;
-  std::vector<AttributionSource> sources;  // only the sources that are enabled
+  std::vector<AttributionSource> sources;      // only the sources that are enabled
+  std::vector<AttributionConflict> conflicts;  // found in this refresh, sorted
 
   // The holder of one process; null when nothing is known about it.
   const Holder* OfProcess(unsigned pid) const {

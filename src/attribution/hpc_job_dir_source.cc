@@ -1,5 +1,8 @@
 // dcgm-exporter's HPC job-mapping directory (--hpc-job-mapping-dir,
-// hpc_jobs.h): the Slurm jobs of each GPU, by its NVML index.
+// hpc_jobs.h): the Slurm jobs of each GPU, by its NVML index, its device
+// file's minor number or its UUID.
+#include <algorithm>
+
 #include "attribution/hpc_jobs.h"
 #include "attribution/source.h"
 
@@ -17,9 +20,16 @@ class HpcJobDirSource final : public Source {
     const Result<HpcJobMap> files = ReadHpcJobDir(dir_);
     if (!files.ok()) return files.status();
     Evidence out;
-    for (const GpuInfo& device : inputs.devices) {
-      const auto file = files->find(device.index);
-      if (file != files->end()) out.jobs[Attribution::DeviceKey(device)] = file->second;
+    for (const auto& [file, ids] : *files) {
+      const std::optional<HpcGpuName> gpu = ParseHpcGpuName(file);
+      for (const GpuInfo& device : inputs.devices) {
+        if (!gpu || !gpu->Names(device)) continue;
+        // Two files may name one GPU ("0" and "nvidia0"): their jobs join.
+        std::vector<std::string>& jobs = out.jobs[Attribution::DeviceKey(device)];
+        for (const std::string& id : ids) {
+          if (std::find(jobs.begin(), jobs.end(), id) == jobs.end()) jobs.push_back(id);
+        }
+      }
     }
     return out;
   }

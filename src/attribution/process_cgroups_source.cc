@@ -45,7 +45,7 @@ class ProcessCgroupsSource final : public Source {
       for (const DeviceProcess& p : inputs.On(device)) {
         const auto owner = out.owners.find(p.pid);
         if (owner == out.owners.end() || owner->second.slurm_job.empty()) continue;
-        std::vector<std::string>& jobs = out.jobs[Attribution::DeviceKey(device)];
+        std::vector<std::string>& jobs = out.process_jobs[Attribution::DeviceKey(device)];
         if (std::find(jobs.begin(), jobs.end(), owner->second.slurm_job) == jobs.end()) {
           jobs.push_back(owner->second.slurm_job);
         }

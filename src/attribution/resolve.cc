@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 
 #include "attribution/workload.h"
 
@@ -122,18 +123,87 @@ std::vector<Holder> NamedByProcesses(const GpuInfo& device, const Inputs& inputs
   return out;
 }
 
+using JobsByDevice = std::map<std::string, std::vector<std::string>>;
+using Boards = std::set<std::string>;  // "GPU 1 (GPU-...)": whole boards, sorted
+
+// The board of each device key: a MIG instance's is its parent GPU, so a job
+// mapped to a GPU and running on one of its instances agrees.
+std::map<std::string, std::string> BoardOfKey(const Inputs& inputs) {
+  std::map<std::string, std::string> out;
+  for (const GpuInfo& device : inputs.devices) {
+    out[Attribution::DeviceKey(device)] =
+        "GPU " + std::to_string(device.index) + " (" + device.uuid + ")";
+  }
+  return out;
+}
+
+// Job id -> the boards that `jobs` lists it on.
+std::map<std::string, Boards> BoardsOfJobs(const JobsByDevice& jobs,
+                                           const std::map<std::string, std::string>& board_of) {
+  std::map<std::string, Boards> out;
+  for (const auto& [key, ids] : jobs) {
+    const auto board = board_of.find(key);
+    if (board == board_of.end()) continue;
+    for (const std::string& id : ids) out[id].insert(board->second);
+  }
+  return out;
+}
+
+std::string Join(const Boards& boards) {
+  std::string out;
+  for (const std::string& b : boards) out += (out.empty() ? "" : ", ") + b;
+  return out;
+}
+
+// The Slurm jobs of each device: the mapping directory's, then its processes'
+// cgroups'. A job whose processes run on a board the directory does not give
+// it (a prolog that numbered GPUs otherwise than NVML, a stale file) keeps
+// only the boards of its processes: the cgroups win, and the disagreement is
+// a conflict. A job mapped to more boards than it runs on agrees (a GPU it
+// holds but has not used yet).
+JobsByDevice DeviceJobs(const Evidence& evidence, const Inputs& inputs,
+                        std::vector<AttributionConflict>& conflicts) {
+  const std::map<std::string, std::string> board_of = BoardOfKey(inputs);
+  const std::map<std::string, Boards> mapped = BoardsOfJobs(evidence.jobs, board_of);
+  const std::map<std::string, Boards> found = BoardsOfJobs(evidence.process_jobs, board_of);
+  std::set<std::string> overruled;
+  for (const auto& [job, boards] : found) {
+    const auto named = mapped.find(job);
+    if (named == mapped.end() ||
+        std::includes(named->second.begin(), named->second.end(), boards.begin(), boards.end())) {
+      continue;
+    }
+    overruled.insert(job);
+    conflicts.push_back({"hpc", job, Join(named->second), Join(boards)});
+  }
+  JobsByDevice out;
+  for (const auto& [key, ids] : evidence.jobs) {
+    for (const std::string& id : ids) {
+      if (!overruled.contains(id)) out[key].push_back(id);
+    }
+  }
+  for (const auto& [key, ids] : evidence.process_jobs) {
+    std::vector<std::string>& mine = out[key];
+    for (const std::string& id : ids) {
+      if (std::find(mine.begin(), mine.end(), id) == mine.end()) mine.push_back(id);
+    }
+  }
+  std::sort(conflicts.begin(), conflicts.end());
+  return out;
+}
+
 }  // namespace
 
 Attribution Resolve(const Evidence& evidence, const Inputs& inputs) {
   Attribution out;
   out.processes = ProcessHolders(evidence, inputs);
+  const JobsByDevice jobs = DeviceJobs(evidence, inputs, out.conflicts);
   for (const GpuInfo& device : inputs.devices) {
     const std::string key = Attribution::DeviceKey(device);
     std::vector<PodRef> pods = GrantedPods(evidence, device);
     if (pods.empty() && evidence.containers) pods = PodsOfProcesses(device, inputs, out.processes);
-    const auto job = evidence.jobs.find(key);
-    std::vector<Holder> holders =
-        Combine(pods, job == evidence.jobs.end() ? nullptr : &job->second);
+    const auto job = jobs.find(key);
+    std::vector<Holder> holders = Combine(pods, job == jobs.end() ? nullptr : &job->second);
     if (holders.empty() && evidence.process_names) holders = NamedByProcesses(device, inputs);
     if (!holders.empty()) out.holders[key] = std::move(holders);
   }

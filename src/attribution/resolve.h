@@ -11,6 +11,10 @@
 //                      mapping directory's and its processes' cgroups'
 //                      together); with neither, and process names opted in,
 //                      the workloads its processes name.
+//   a job's GPUs       the mapping directory's, unless the job's processes
+//                      run on a GPU it does not give the job: then only the
+//                      GPUs of its processes (their cgroups win), and the
+//                      disagreement is an AttributionConflict.
 //   workload           the pod's owner, else the Slurm job, else the process
 //                      name (workload.h).
 // A MIG-enabled GPU lists the processes of its instances too: those name the

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 
 #include "attribution/source.h"
 #include "base/log.h"
@@ -60,6 +61,28 @@ void LogSourceChanges(const Attribution& fresh, std::vector<std::string>& last_e
       log::Info("attribution source {} is up", source.name);
   }
   last_errors = std::move(errors);
+}
+
+// Logs each conflict once, when it appears, and counts it into its source's
+// conflicts_total. `current` holds the (source, job) pairs of the last refresh
+// (bounded by the jobs on the node), `totals` the counts so far.
+void NoteConflicts(Attribution& fresh, std::set<std::pair<std::string, std::string>>& current,
+                   std::map<std::string, uint64_t>& totals) {
+  std::set<std::pair<std::string, std::string>> now;
+  for (const AttributionConflict& c : fresh.conflicts) {
+    now.emplace(c.source, c.job);
+    if (current.contains({c.source, c.job})) continue;
+    ++totals[c.source];
+    log::Warn(
+        "attribution: the {} source gives Slurm job {} {}, but its processes run on {}; "
+        "their cgroups win",
+        c.source, c.job, c.named, c.found);
+  }
+  current = std::move(now);
+  for (AttributionSource& source : fresh.sources) {
+    const auto total = totals.find(source.name);
+    if (total != totals.end()) source.conflicts_total = total->second;
+  }
 }
 
 }  // namespace
@@ -120,6 +143,8 @@ void Service::Loop(std::shared_ptr<State> state) {
   const auto period = Seconds(options.refresh_s);
   auto last_refresh = std::chrono::steady_clock::time_point::min();
   std::vector<std::string> last_errors;
+  std::set<std::pair<std::string, std::string>> conflicts;  // (source, job) last refresh
+  std::map<std::string, uint64_t> conflicts_total;          // by source
   std::unique_lock lock(state->mu);
   while (!state->stop) {
     bool asked = false;  // every source is checked: none misses its change
@@ -134,12 +159,12 @@ void Service::Loop(std::shared_ptr<State> state) {
     const std::vector<GpuInfo> devices = state->devices;
     const DeviceProcesses processes = state->processes;
     lock.unlock();
-    auto fresh =
-        std::make_shared<const Attribution>(Collect(state->sources, Inputs{devices, processes}));
+    Attribution fresh = Collect(state->sources, Inputs{devices, processes});
     lock.lock();
     if (state->stop) break;  // Stop() may have stopped waiting: touch nothing more
-    LogSourceChanges(*fresh, last_errors);
-    state->latest.store(std::move(fresh));
+    LogSourceChanges(fresh, last_errors);
+    NoteConflicts(fresh, conflicts, conflicts_total);
+    state->latest.store(std::make_shared<const Attribution>(std::move(fresh)));
     state->refreshes.fetch_add(1);
     last_refresh = std::chrono::steady_clock::now();
   }

@@ -18,6 +18,17 @@ Result<Evidence> Ask(const Source& source, const Inputs& inputs) {
   }
 }
 
+// Adds each device's job ids of `from` to `to`'s, keeping the order found.
+void JoinJobs(std::map<std::string, std::vector<std::string>> from,
+              std::map<std::string, std::vector<std::string>>& to) {
+  for (auto& [key, ids] : from) {
+    std::vector<std::string>& mine = to[key];
+    for (std::string& id : ids) {
+      if (std::find(mine.begin(), mine.end(), id) == mine.end()) mine.push_back(std::move(id));
+    }
+  }
+}
+
 }  // namespace
 
 const std::vector<DeviceProcess>& Inputs::On(const GpuInfo& device) const {
@@ -38,12 +49,8 @@ void Evidence::Merge(Evidence later) {
   } else if (later.containers) {
     containers->merge(*later.containers);  // keeps the ids already here
   }
-  for (auto& [key, ids] : later.jobs) {
-    std::vector<std::string>& mine = jobs[key];
-    for (std::string& id : ids) {
-      if (std::find(mine.begin(), mine.end(), id) == mine.end()) mine.push_back(std::move(id));
-    }
-  }
+  JoinJobs(std::move(later.jobs), jobs);
+  JoinJobs(std::move(later.process_jobs), process_jobs);
   owners.merge(later.owners);  // keeps the pids already here
   process_names = process_names || later.process_names;
 }

@@ -49,8 +49,12 @@ struct Evidence {
   // Container id -> its pod, when a container runtime answered (even with no
   // containers): its answer alone then names a container's pod.
   std::optional<std::map<std::string, CriContainer>> containers;
-  // DeviceKey -> Slurm job ids, in the order found, unique.
+  // DeviceKey -> Slurm job ids the mapping directory names, in the order
+  // found, unique.
   std::map<std::string, std::vector<std::string>> jobs;
+  // DeviceKey -> Slurm job ids the cgroups of the device's processes name.
+  // Where they disagree with `jobs` about a job's GPUs, these win (resolve.h).
+  std::map<std::string, std::vector<std::string>> process_jobs;
   // Host pid -> who that process's cgroup says owns it.
   std::map<unsigned, CgroupOwner> owners;
   // NVML's process names may name workloads (--process-names).

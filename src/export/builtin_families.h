@@ -111,6 +111,10 @@ inline constexpr std::string_view kProcessLabels =
   X(kAttributionUp, "gpuscope_attribution_up", kGauge, kSelf, kNone, "source",                     \
     "1 when the attribution source (kubelet, hpc) answered at its last refresh; 0 while it is "    \
     "down (its labels are missing meanwhile).")                                                    \
+  X(kAttributionConflicts, "gpuscope_attribution_conflicts_total", kCounter, kSelf, kNone,         \
+    "source",                                                                                      \
+    "Slurm jobs whose GPUs the source (hpc: the job-mapping directory) named otherwise than the "  \
+    "cgroups of the jobs' own GPU processes, which won; each job counted once, and logged.")       \
   /* The health module (health/families.cc). */                                                    \
   X(kGpuHealth, "gpuscope_gpu_health", kGauge, kHealth, kNative, "check",                          \
     "Health verdict per GPU and check: 0 ok, 1 warn, 2 fail (gpuscope health shows the "           \

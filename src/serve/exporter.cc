@@ -58,6 +58,15 @@ prom::Family AttributionUp(const Attribution& attribution) {
   return family;
 }
 
+prom::Family AttributionConflicts(const Attribution& attribution) {
+  prom::Family family = prom::MakeFamily(prom::kAttributionConflicts);
+  for (const AttributionSource& source : attribution.sources) {
+    family.samples.push_back(
+        {-1, {{"source", source.name}}, static_cast<double>(source.conflicts_total)});
+  }
+  return family;
+}
+
 }  // namespace
 
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts scrapes,
@@ -202,7 +211,10 @@ std::vector<prom::Family> Exporter::Families(const Cycle& cycle) const {
       SelfFamilies(*cycle.snapshot, {scrapes(), gzip_scrapes()}, s.options.frozen_clock,
                    s.event_state ? &*s.event_state : nullptr);
   const Attribution* attribution = cycle.snapshot->attribution.get();
-  if (attribution && !attribution->sources.empty()) out.push_back(AttributionUp(*attribution));
+  if (attribution && !attribution->sources.empty()) {
+    out.push_back(AttributionUp(*attribution));
+    out.push_back(AttributionConflicts(*attribution));
+  }
   for (auto& family : health::ToFamilies(*cycle.health, s.options.health_families)) {
     out.push_back(std::move(family));
   }

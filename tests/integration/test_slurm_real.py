@@ -9,11 +9,16 @@ replaces its own output file with a symbolic link to a file only root may
 write gets nothing written there (issue 39, item 1). (The AdminComment of a
 finished job is set through sacctmgr, which needs slurmdbd: not started here;
 test_slurm_scripts.py checks that path with a recording scontrol.)
+A second job runs on a node whose device files are not in NVML's order
+(/dev/nvidia0 is NVML's GPU 1, issue 41): its label, ledger entry and report
+name the GPU its device file is.
 Skips (with the reason; fails under CI=true) where the daemons cannot start.
 """
 import os
+import json
 import pwd
 import re
+import subprocess
 import sys
 import unittest
 
@@ -42,6 +47,15 @@ LINKING_JOB = """#!/bin/sh
 echo "job $SLURM_JOB_ID"
 ln -sfn "$1" "$PWD/job-$SLURM_JOB_ID.out"
 sleep 3
+"""
+
+# /dev/nvidia0 is NVML's GPU 1, /dev/nvidia1 GPU 2, /dev/nvidia2 GPU 0.
+PERMUTED = """\
+description: device files not in PCI order
+gpus:
+  - {model: h100-sxm, minor_number: 2, workload: [{at: 0, kind: idle}]}
+  - {model: h100-sxm, minor_number: 0, workload: [{at: 0, kind: training}]}
+  - {model: h100-sxm, minor_number: 1, workload: [{at: 0, kind: idle}]}
 """
 
 
@@ -124,6 +138,71 @@ class SlurmRealTest(unittest.TestCase):
             check(refused in log, "no refusal logged:\n" + log)
         print("slurm: sbatch job %s reported by the shipped epilog, job %s's link refused"
               % (job, linking))
+
+    def test_job_lands_on_the_gpu_its_device_file_names(self):
+        # Issue 41: gres.conf's /dev/nvidia0 is not NVML's GPU 0 on every host.
+        # The simulated node's minors are permuted against its PCI (NVML) order:
+        # /dev/nvidia0 (gres GPU 0, the device file an --gres=gpu:1 job gets) is
+        # NVML's GPU 1. The job's label, its ledger entry and its report must
+        # name GPU 1, never the idle GPU 0 the old prolog named.
+        slurm = LocalSlurm.started(gpus=3, extra_conf=["Prolog={root}/prolog",
+                                                       "Epilog={root}/epilog"])
+        self.addCleanup(slurm.close)
+        d = slurm.root
+        scenario = os.path.join(d, "permuted.yaml")
+        with open(scenario, "w") as f:
+            f.write(PERMUTED)
+        mapping = os.path.join(d, "jobs")
+        os.mkdir(mapping)
+        with Serve(["--simulate", scenario, "--hpc-job-mapping-dir", mapping,
+                    "--attribution-refresh", "200ms"]) as agent:
+            agent.wait_healthy()
+            uuids = {int(g): u for g, u in re.findall(
+                r'^gpuscope_gpu_info\{gpu="(\d+)",uuid="([^"]+)"', agent.get("/metrics")[2],
+                re.M)}
+            check(len(uuids) == 3, "GPU uuids: %s" % uuids)
+            for name in ("prolog", "epilog"):
+                path = os.path.join(d, name)
+                with open(path, "w") as f:
+                    f.write(WRAPPER.format(mapping=mapping, gpuscope=GPUSCOPE, agent=agent.base,
+                                           script=os.path.join(SLURM, "gpuscope-" + name),
+                                           log=os.path.join(d, name + ".err")))
+                os.chmod(path, 0o755)
+            job_file = os.path.join(d, "job.sh")
+            with open(job_file, "w") as f:
+                f.write(JOB)
+            out = os.path.join(d, "job.out")
+            code, text = slurm.cmd("sbatch", "--gres=gpu:1", "-o", out, job_file)
+            check(code == 0, "sbatch: %s" % text)
+            job = re.search(r"Submitted batch job (\d+)", text).group(1)
+
+            def job_gpus():
+                body = agent.get("/metrics")[2]
+                return {int(g) for g in re.findall(
+                    r'\{gpu="(\d+)"[^}]*hpc_job="%s"' % job, body)}
+            try:
+                wait_until(lambda: job_gpus(), "the hpc_job label of job %s" % job, 20)
+            except AssertionError:
+                raise AssertionError("no label:\n%s\n%s\n%s" % (
+                    slurm.tail("slurmd.log", 2000), slurm.tail("prolog.err"),
+                    os.listdir(mapping)))
+            check(job_gpus() == {1}, "job %s labelled on GPUs %s (mapping %s, prolog: %s)" % (
+                job, job_gpus(), os.listdir(mapping), slurm.tail("prolog.err")))
+            status, _, body = agent.get("/api/v1/jobs?kind=job&id=" + job)
+            check(status == 200, "/api/v1/jobs: %s %s" % (status, body))
+            devices = [(dev["gpu"], dev["uuid"]) for dev in json.loads(body)["devices"]]
+            check(devices == [(1, uuids[1])], "the ledger's GPUs of job %s: %s" % (job, devices))
+            p = subprocess.run([GPUSCOPE, "report", "job", job, "--agent", agent.base, "--json"],
+                               capture_output=True, text=True, timeout=30)
+            check(p.returncode == 0, "report: %s" % p.stderr)
+            gpus = [(g["gpu"], g["uuid"]) for g in json.loads(p.stdout)["gpus"]]
+            check(gpus == [(1, uuids[1])], "the report's GPUs of job %s: %s" % (job, gpus))
+            wait_until(lambda: os.path.exists(out) and "Report for job " + job in read(out),
+                       "the epilog's report", 30)
+            check(read(out).startswith("job %s on GPUs 0" % job), read(out))
+            check(not any(job in read(os.path.join(mapping, f)) for f in os.listdir(mapping)
+                          if not f.startswith(".")), "the epilog unmapped the job")
+        print("slurm: job %s on gres GPU 0 (/dev/nvidia0) attributed to NVML GPU 1" % job)
 
 
 if __name__ == "__main__":

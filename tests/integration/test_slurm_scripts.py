@@ -3,7 +3,9 @@
 mapping files and append the job's report, run as slurmd runs them (its
 environment; `scontrol` replaced by a recorder that knows the job's output
 file) against a real agent on the simulator. Checks: the prolog maps the job
-on its GPUs (a GPU shared by two jobs keeps both lines), the agent counts it,
+on its GPUs (a GPU shared by two jobs keeps both lines), by each GPU's device
+file minor (its gres index's place in slurmd -G's list) or UUID, never by the
+gres index itself (issue 41), the agent counts it,
 the epilog unmaps it, waits for the agent to see the end and appends the
 report to the output file and the AdminComment; a report that fails (the
 job unknown to the agent) writes nothing to Slurm and still exits 0; the
@@ -91,7 +93,9 @@ class SlurmScriptsTest(unittest.TestCase):
                "GPUSCOPE_HPC_JOB_MAPPING_DIR": self.mapping, "GPUSCOPE_BIN": GPUSCOPE,
                "SCONTROL": self.scontrol, "FAKE_STDOUT": self.stdout,
                "FAKE_UPDATES": self.updates, "GPUSCOPE_REPORT_TO": "both",
-               "GPUSCOPE_REPORT_WAIT": wait}
+               "GPUSCOPE_REPORT_WAIT": wait,
+               # Not this host's slurmd -G: index k is /dev/nvidia<k> unless a test says.
+               "SLURMD": "/bin/false"}
         if agent:
             env["GPUSCOPE_AGENT"] = agent.base
         env.update(more)
@@ -117,16 +121,16 @@ class SlurmScriptsTest(unittest.TestCase):
     def test_prolog_epilog_report(self):
         self.script("gpuscope-prolog", "4242", "0,1")
         self.script("gpuscope-prolog", "4243", "1")
-        check(self.mapped("0") == ["4242"] and self.mapped("1") == ["4242", "4243"],
-              "mapping: %s %s" % (self.mapped("0"), self.mapped("1")))
+        check(self.mapped("nvidia0") == ["4242"] and self.mapped("nvidia1") == ["4242", "4243"],
+              "mapping: %s" % os.listdir(self.mapping))
         with Serve(["--simulate", self.scenario, "--hpc-job-mapping-dir", self.mapping,
                     "--attribution-refresh", "200ms"]) as agent:
             agent.wait_healthy()
             wait_until(lambda: agent.get("/api/v1/jobs?kind=job&id=4242")[0] == 200, "job seen")
             time.sleep(3)  # the job runs a few cycles
             self.script("gpuscope-epilog", "4242", "0,1", agent)
-            check(self.mapped("0") == [] and self.mapped("1") == ["4243"],
-                  "after the epilog: %s %s" % (self.mapped("0"), self.mapped("1")))
+            check(self.mapped("nvidia0") == [] and self.mapped("nvidia1") == ["4243"],
+                  "after the epilog: %s" % os.listdir(self.mapping))
             out = read(self.stdout)
             check(out.startswith("training done\n") and "Report for job 4242" in out and
                   "ended" in out and "1 of 2 GPUs were never used" in out, out)
@@ -202,7 +206,54 @@ class SlurmScriptsTest(unittest.TestCase):
         info = os.stat(missing)
         check(stat.S_IMODE(info.st_mode) == 0o755 and info.st_uid == os.geteuid(),
               "made %o uid %d" % (stat.S_IMODE(info.st_mode), info.st_uid))
-        check(read(os.path.join(missing, "0")) == "4242\n", "mapped in the new directory")
+        check(read(os.path.join(missing, "nvidia0")) == "4242\n", "mapped in the new directory")
+
+    def test_prolog_names_gpus_by_device_file_or_uuid(self):
+        # Issue 41: SLURM_JOB_GPUS numbers the node's gres device files (slurmd -G's
+        # order), not NVML's GPUs. A node whose gres.conf lists /dev/nvidia4 and
+        # /dev/nvidia6 first, then /dev/nvidia2: gres GPUs 1 and 2 are minors 6 and 2.
+        fake_slurmd = os.path.join(self.dir, "slurmd")
+        with open(fake_slurmd, "w") as f:
+            f.write("#!/bin/sh\n[ \"$1 $2 $3\" = \"-G -N gpunode1\" ] || exit 1\ncat <<EOF\n"
+                    "slurmd: Gres Name=gpu Type=(null) Count=1 Index=2 ID=7696487 "
+                    "File=/dev/nvidia2 (null)\n"
+                    "slurmd: Gres Name=gpu Type=(null) Count=2 Index=0 ID=7696487 "
+                    "File=/dev/nvidia[4,6] (null)\n"
+                    "slurmd: Gres Name=mps Count=100 Index=0 ID=7 File=/dev/nvidia9\nEOF\n")
+        os.chmod(fake_slurmd, 0o755)
+        self.script("gpuscope-prolog", "501", "1,2", SLURMD=fake_slurmd,
+                    SLURMD_NODENAME="gpunode1")
+        check(sorted(os.listdir(self.mapping)) == [".lock", "nvidia2", "nvidia6"] and
+              self.mapped("nvidia6") == ["501"], "by gres index: %s" % os.listdir(self.mapping))
+
+        # Slurm 25.11 names GPUs by UUID in CUDA_VISIBLE_DEVICES (SLURM_JOB_GPUS
+        # stays indexes): the UUIDs name them best. Anything else is refused.
+        gpu = "GPU-5e1f2a3b-0000-1111-2222-333344445555"
+        mig = "MIG-0a1b2c3d-4444-5555-6666-777788889999"
+        err = self.script("gpuscope-prolog", "502", "0,1",
+                          CUDA_VISIBLE_DEVICES="%s,%s,GPU-../../etc/x,3x" % (gpu, mig))
+        check(self.mapped(gpu) == ["502"] and self.mapped(mig) == ["502"] and
+              not any("502" in self.mapped(f) for f in ("nvidia0", "nvidia1")),
+              "by UUID: %s" % os.listdir(self.mapping))
+        check("ignoring GPU 'GPU-../../etc/x'" in err and "ignoring GPU '3x'" in err, err)
+
+        if os.geteuid() == 0:
+            # What the device file is, not its name: a node whose gres.conf names
+            # /dev/gpu0 for the device of minor 5 (mknod needs root).
+            dev = os.path.join(self.dir, "gpu0")
+            os.mknod(dev, 0o600 | stat.S_IFCHR, os.makedev(195, 5))
+            self.script("gpuscope-prolog", "503", "0", GPUSCOPE_GRES_GPU_FILES=dev)
+            check(self.mapped("nvidia5") == ["503"], "by minor: %s" % os.listdir(self.mapping))
+
+        # The epilog unmaps a job from every file, whatever it is named by (an
+        # older prolog's index file too).
+        with open(os.path.join(self.mapping, "0"), "w") as f:
+            f.write("501\n77\n")
+        fake = self.fake_gpuscope()
+        self.script("gpuscope-epilog", "501", "1,2", SLURMD="/bin/false", **fake)
+        check(self.mapped("0") == ["77"] and not os.path.exists(
+            os.path.join(self.mapping, "nvidia6")), "after the epilog: %s" %
+            os.listdir(self.mapping))
 
     def test_shellcheck(self):
         shellcheck = need_tool("shellcheck", "shellcheck")

@@ -82,6 +82,87 @@ TEST_F(ServiceTest, SlurmJobsFromProcessCgroups) {
   EXPECT_EQ(a.Of(devices_[2]), (std::vector<Holder>{{"", "", "", "32", "32"}}));
 }
 
+// Issue 41: a node whose device files are not in NVML's (PCI) order, as on
+// some AMD CPU hosts: /dev/nvidia0 is NVML's GPU 1. Slurm numbers GPUs by
+// their device files, so a job given gres GPU 0 runs on NVML's GPU 1.
+class PermutedMinorsTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    service_options_.kubernetes = false;
+    const auto proc = dir_ / "proc";
+    std::filesystem::create_directories(proc / "500");
+    std::ofstream(proc / "500" / "cgroup") << "0::/system.slice/slurmstepd.scope/job_17/step_0\n";
+    service_options_.proc_root = proc.string();
+    for (unsigned i = 0; i < 3; ++i) devices_[i].minor_number = (i + 2) % 3;  // 2, 0, 1
+  }
+  Attribution Run(bool process_running) {
+    DeviceProcesses processes;
+    if (process_running) processes[Attribution::DeviceKey(devices_[1])] = {{500}};
+    return Collect(service_options_, devices_, processes);
+  }
+  std::vector<GpuInfo> devices_ = {Gpu(0), Gpu(1), Gpu(2)};
+  const std::vector<Holder> job17_ = {{"", "", "", "17", "17"}};
+};
+
+// What the prolog writes now: the device file's minor. The job lands on the
+// GPU it runs on, with or without a process yet.
+TEST_F(PermutedMinorsTest, MappingByMinorNamesTheGpuTheJobRunsOn) {
+  std::ofstream(hpc_dir_ / "nvidia0") << "17\n";
+  for (bool running : {false, true}) {
+    const Attribution a = Run(running);
+    EXPECT_TRUE(a.Of(devices_[0]).empty()) << running;
+    EXPECT_EQ(a.Of(devices_[1]), job17_) << running;
+    EXPECT_TRUE(a.Of(devices_[2]).empty()) << running;
+    EXPECT_TRUE(a.conflicts.empty()) << running;
+  }
+  // By UUID (Slurm 25.11's CUDA_VISIBLE_DEVICES) too.
+  std::filesystem::remove(hpc_dir_ / "nvidia0");
+  std::ofstream(hpc_dir_ / "GPU-1") << "17\n";
+  EXPECT_EQ(Run(false).Of(devices_[1]), job17_);
+}
+
+// Today's wrong answer: the prolog wrote the gres index as an NVML index, so
+// GPU 0 (idle) read as the job's. The job's own process, on GPU 1, wins: the
+// mapping is dropped for that job and the disagreement reported.
+TEST_F(PermutedMinorsTest, TheProcessesCgroupsWinOverAMappingByIndex) {
+  std::ofstream(hpc_dir_ / "0") << "17\n";
+  const Attribution a = Run(true);
+  EXPECT_TRUE(a.Of(devices_[0]).empty());
+  EXPECT_EQ(a.Of(devices_[1]), job17_);
+  EXPECT_EQ(a.conflicts,
+            (std::vector<AttributionConflict>{{"hpc", "17", "GPU 0 (GPU-0)", "GPU 1 (GPU-1)"}}));
+  // A job mapped to more GPUs than it runs on yet agrees: it holds GPU 2 too.
+  std::filesystem::remove(hpc_dir_ / "0");
+  std::ofstream(hpc_dir_ / "nvidia0") << "17\n";
+  std::ofstream(hpc_dir_ / "nvidia1") << "17\n";
+  const Attribution held = Run(true);
+  EXPECT_EQ(held.Of(devices_[1]), job17_);
+  EXPECT_EQ(held.Of(devices_[2]), job17_);
+  EXPECT_TRUE(held.conflicts.empty());
+}
+
+// The running service counts each conflicting job once, however many
+// refreshes see it (gpuscope_attribution_conflicts_total{source="hpc"}).
+TEST_F(PermutedMinorsTest, EachConflictingJobIsCountedOnce) {
+  std::ofstream(hpc_dir_ / "0") << "17\n";
+  Service service(service_options_);
+  service.SetDevices(devices_);
+  service.SetProcesses({{Attribution::DeviceKey(devices_[1]), {{500}}}});
+  const auto hpc_conflicts = [&] {
+    for (const auto& s : service.Latest()->sources) {
+      if (s.name == "hpc") return s.conflicts_total;
+    }
+    return uint64_t{99};
+  };
+  ASSERT_TRUE(WaitFor([&] { return service.Latest()->conflicts.size() == 1; }));
+  const uint64_t seen = service.refreshes();
+  ASSERT_TRUE(WaitFor([&] { return service.refreshes() >= seen + 3; }));
+  EXPECT_EQ(hpc_conflicts(), 1u);
+  EXPECT_EQ(service.Latest()->Of(devices_[1]), job17_);
+  service.Stop();
+}
+
 TEST_F(ServiceTest, DownSourceCostsItsLabelsOnlyAndHealsByItself) {
   std::ofstream(hpc_dir_ / "0") << "77\n";
   Service service(service_options_);

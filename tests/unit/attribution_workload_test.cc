@@ -41,7 +41,33 @@ TEST(HpcJobsTest, ParsesLinesTrimsAndDedups) {
   EXPECT_TRUE(ParseHpcJobFile("\n  \n").empty());
 }
 
-TEST(HpcJobsTest, ReadsNumericFilesOnly) {
+TEST(HpcJobsTest, FileNamesNameAGpuByIndexMinorOrUuid) {
+  GpuInfo gpu;
+  gpu.index = 1;
+  gpu.minor_number = 0;
+  gpu.uuid = "GPU-5e1f2a3b-0000-1111-2222-333344445555";
+  GpuInfo mig = gpu;
+  mig.gpu_instance_id = 2;
+  mig.mig_uuid = "MIG-0a1b2c3d-4444-5555-6666-777788889999";
+  const auto names = [&](const char* name, const GpuInfo& device) {
+    const auto parsed = ParseHpcGpuName(name);
+    return parsed && parsed->Names(device);
+  };
+  EXPECT_TRUE(names("1", gpu));
+  EXPECT_FALSE(names("0", gpu));
+  EXPECT_TRUE(names("nvidia0", gpu));  // /dev/nvidia0
+  EXPECT_FALSE(names("nvidia1", gpu));
+  EXPECT_TRUE(names("GPU-5e1f2a3b-0000-1111-2222-333344445555", gpu));
+  EXPECT_TRUE(names("nvidia0", mig));  // a whole GPU's name names its instances
+  EXPECT_TRUE(names("MIG-0a1b2c3d-4444-5555-6666-777788889999", mig));
+  EXPECT_FALSE(names("MIG-0a1b2c3d-4444-5555-6666-777788889999", gpu));
+  for (const char* bad : {"", "nvidia", "nvidiactl", "nvidia-uvm", "-1", "1.bak", "GPU-", "GPU-x",
+                          "MIG-GPU-5e1f2a3b-0000-1111-2222-333344445555", "README"}) {
+    EXPECT_FALSE(ParseHpcGpuName(bad)) << bad;
+  }
+}
+
+TEST(HpcJobsTest, ReadsGpuNamedFilesOnly) {
   const auto dir = std::filesystem::temp_directory_path() / "gpuscope-hpc-test";
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir / "7");  // a directory named like a GPU: ignored
@@ -50,9 +76,11 @@ TEST(HpcJobsTest, ReadsNumericFilesOnly) {
   std::ofstream(dir / "README") << "not a GPU\n";
   std::ofstream(dir / "1.bak") << "9\n";
   std::ofstream(dir / "2") << "\n";  // an emptied file maps nothing
+  std::ofstream(dir / "nvidia5") << "6000\n";
+  std::ofstream(dir / "nvidiactl") << "7\n";
   const auto jobs = ReadHpcJobDir(dir.string());
   ASSERT_TRUE(jobs.ok()) << jobs.status().message();
-  EXPECT_EQ(*jobs, (HpcJobMap{{0, {"4242"}}, {3, {"5000", "5001"}}}));
+  EXPECT_EQ(*jobs, (HpcJobMap{{"0", {"4242"}}, {"3", {"5000", "5001"}}, {"nvidia5", {"6000"}}}));
   std::filesystem::remove_all(dir);
   const auto missing = ReadHpcJobDir(dir.string());
   EXPECT_FALSE(missing.ok());

@@ -69,6 +69,12 @@ TEST_F(SimScenarioTest, BadValuesAreRejectedWithTheirLine) {
       {"gpus:\n  - model: h100-sxm\n    workload: [{at: 0, kind: training, util: high}]\n", 3,
        "high"},
       {"gpus: [\n", 2, ""},
+      // /dev/nvidia0 is one GPU's: GPU 1 would default to GPU 0's minor.
+      {"gpus:\n  - model: h100-sxm\n    minor_number: 1\n  - model: h100-sxm\n", 4,
+       "minor_number 1 of GPU 1 is GPU 0's already"},
+      {"gpus:\n  - {model: h100-sxm, count: 2}\n  - model: h100-sxm\n    minor_number: 0\n", 4,
+       "minor_number 0 of GPU 2 is GPU 0's"},
+      {"gpus:\n  - {model: h100-sxm, count: 2, minor_number: 3}\n", 2, "need count 1"},
   };
   for (const Case& c : cases) {
     std::string path = WriteTempFile("bad.yaml", c.yaml);
@@ -131,6 +137,26 @@ TEST_F(SimScenarioTest, IdentityIsDeterministicAndDistinct) {
   ASSERT_EQ(nv.nvmlDeviceGetPciInfo_v3(Device(0), &pci), 0);
   EXPECT_STREQ(pci.busId, "00000000:18:00.0");
   EXPECT_STREQ(pci.busIdLegacy, "0000:18:00.0");
+}
+
+// Hosts where /dev/nvidia0 is not NVML's GPU 0 (AMD CPU hosts, some
+// multi-socket boards): a scenario permutes the minors, NVML's order stays.
+TEST_F(SimScenarioTest, MinorNumbersFollowTheScenario) {
+  std::string path = WriteTempFile("minors.yaml", R"(gpus:
+  - {model: h100-sxm, minor_number: 2}
+  - {model: h100-sxm, minor_number: 0}
+  - {model: h100-sxm, minor_number: 1}
+  - {model: h100-sxm}
+)");
+  ASSERT_EQ(Start(path), 0) << nv.LastError();
+  const unsigned expected[] = {2, 0, 1, 3};
+  for (unsigned i = 0; i < 4; ++i) {
+    unsigned minor = 99, index = 99;
+    ASSERT_EQ(nv.nvmlDeviceGetMinorNumber(Device(i), &minor), 0);
+    EXPECT_EQ(minor, expected[i]) << "GPU " << i;
+    ASSERT_EQ(nv.nvmlDeviceGetIndex(Device(i), &index), 0);
+    EXPECT_EQ(index, i);
+  }
 }
 
 }  // namespace
