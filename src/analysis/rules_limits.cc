@@ -41,11 +41,22 @@ std::string ClockFallText(const Signals& s, FindingBuilder& b) {
   return fmt::format(", SM clock {:.0f} of {:.0f} MHz", *s.clock_mean_mhz, *s.clock_max_mhz);
 }
 
+// Whether reasons active `share` of the span held at least
+// kThrottleMinSeconds (one short event is a transient); records it.
+bool LongEnough(const Signals& s, double share, FindingBuilder& b) {
+  // The span a share is of: the points' span plus the last point's time.
+  const double seconds = share * (s.span_seconds + 1);
+  if (seconds < kThrottleMinSeconds.value) return false;
+  b.AtLeast("reason_seconds", seconds, kThrottleMinSeconds.value, kThrottleMinSeconds.value, "s");
+  return true;
+}
+
 // Records the reason shares of a power cap or brake; false when neither
 // reaches its threshold. `why` gets the words.
 bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
   double sw = s.sw_power_share.value_or(0), brake = s.hw_brake_share.value_or(0);
   if (sw < kSwPowerMinShare.value && brake < kHwBrakeMinShare.value) return false;
+  if (!LongEnough(s, std::max(sw, brake), b)) return false;
   b.Uses(Metric::kClockReasons);
   if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   if (brake >= kHwBrakeMinShare.value) {
@@ -94,6 +105,7 @@ std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o)
   std::optional<double> ratio = ClockRatio(s);
   if (s.thermal_share) {
     if (*s.thermal_share < kThermalMinShare.value) return std::nullopt;
+    if (!LongEnough(s, *s.thermal_share, b)) return std::nullopt;
     b.Uses(Metric::kClockReasons);
     b.AtLeast("thermal_reason_share", *s.thermal_share, kThermalMinShare.value, 0.3, "ratio");
     if (!s.reasons_from_counters) b.Discount(kBitsQuality);
