@@ -121,7 +121,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    rule_facts::kComputeInputs, rule_facts::kComputeThresholds, DetectComputeBound,
    "Healthy saturated state: only batch size, kernel choice (tensor cores, mixed precision) or "
    "model changes make it faster.",
-   "utilization >= 90% and steady (sd <= 10 points, gaps <= 5%); with GPM SM active >= 65%; "
+   "utilization >= 90% and steady (sd without the 5% extremes <= 10 points, gaps <= 5%); with "
+   "GPM SM active >= 65%; "
    "without GPM the busy SM clock >= 90% of max and power >= 50% of the limit. Only when no "
    "thermal, power, interconnect, starved or bandwidth limit was found: the healthy saturated "
    "state",
@@ -133,7 +134,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "Reduce memory: smaller micro-batch with gradient accumulation, mixed precision, activation "
    "checkpointing; if it keeps growing, look for a leak (tensors kept across steps).",
    "memory used >= 90% of capacity, or the trend (>= 1 MiB/s, r2 >= 0.6) reaches capacity "
-   "within 30 minutes; `oom_eta_seconds` = (capacity - fitted now) / slope, 0 when >= 99% full",
+   "within 30 minutes; `oom_eta_seconds` = (capacity - fitted now) / slope, 0 when >= 99% full; "
+   "a leak that began in the window is fitted from its change point (>= 30 s, r2 >= 0.9)",
    "smaller micro-batch + gradient accumulation, mixed precision, activation checkpointing; a "
    "leak"},
   {FindingKind::kMemoryBandwidth, "memory_bandwidth", "memory-bandwidth-bound",
@@ -151,7 +153,7 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    rule_facts::kThermalInputs, rule_facts::kThermalThresholds, DetectThermal,
    "Check airflow and fans (blocked inlet, failed fan, hot aisle), lower the power cap a little "
    "to stay below slowdown, spread load across GPUs.",
-   "thermal reasons >= 10% of the window; evidence: temperature against slowdown - 2 C, SM clock "
+   "thermal reasons >= 10% of the span and >= 10 s; evidence: temperature against slowdown - 2 C, SM clock "
    "falling (late vs early busy mean); without reasons: temperature within 2 C of slowdown and "
    "clock <= 90% of max while busy",
    "airflow, fans, power cap, spread load"},
@@ -161,8 +163,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    rule_facts::kPowerInputs, rule_facts::kPowerThresholds, DetectPowerCap,
    "Check the enforced power limit (nvidia-smi -q -d POWER) against the default; a brake points "
    "at the PSU or rack power budget.",
-   "SW power cap >= 25% of the window (brief caps at full load are normal) or HW power brake >= "
-   "5%; without reasons: power >= 97% of the limit and clock <= 90% of max",
+   "SW power cap >= 25% of the span (brief caps at full load are normal) or HW power brake >= "
+   "5%, either >= 10 s; without reasons: power >= 97% of the limit and clock <= 90% of max",
    "enforced vs default limit; PSU, rack budget"},
   {FindingKind::kInterconnect, "interconnect_bound", "interconnect-bound",
    Stage::kLimit, 5, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
@@ -189,7 +191,7 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    rule_facts::kStarvedInputs, rule_facts::kStarvedThresholds, DetectStarved,
    "Input-bound: add dataloader workers, use pinned memory and prefetching, move preprocessing "
    "to the GPU or cache decoded data.",
-   "gaps (< 15%) fill 10-90% of the window in >= 3 stretches, busy stretches >= 10%, every link "
+   "gaps (< 15%) fill 10-90% of the span in >= 3 stretches, busy stretches >= 10%, every link "
    "< 50% of capacity",
    "dataloader workers, pinned memory, prefetch"},
   {FindingKind::kIdleHeld, "idle_held", "idle-held",
