@@ -41,14 +41,16 @@ std::string ClockFallText(const Signals& s, FindingBuilder& b) {
   return fmt::format(", SM clock {:.0f} of {:.0f} MHz", *s.clock_mean_mhz, *s.clock_max_mhz);
 }
 
-// Whether reasons active `share` of the span held at least
-// kThrottleMinSeconds (one short event is a transient); records it.
-bool LongEnough(const Signals& s, double share, FindingBuilder& b) {
+// Seconds reasons active `share` of the span held: one short event is a
+// transient, not throttling (kThrottleMinSeconds).
+double ReasonSeconds(const Signals& s, double share) {
   // The span a share is of: the points' span plus the last point's time.
-  const double seconds = share * (s.span_seconds + 1);
-  if (seconds < kThrottleMinSeconds.value) return false;
-  b.AtLeast("reason_seconds", seconds, kThrottleMinSeconds.value, kThrottleMinSeconds.value, "s");
-  return true;
+  return share * (s.span_seconds + 1);
+}
+
+void RecordReasonSeconds(const Signals& s, double share, FindingBuilder& b) {
+  b.AtLeast("reason_seconds", ReasonSeconds(s, share), kThrottleMinSeconds.value,
+            kThrottleMinSeconds.value, "s");
 }
 
 // Records the reason shares of a power cap or brake; false when neither
@@ -56,7 +58,7 @@ bool LongEnough(const Signals& s, double share, FindingBuilder& b) {
 bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
   double sw = s.sw_power_share.value_or(0), brake = s.hw_brake_share.value_or(0);
   if (sw < kSwPowerMinShare.value && brake < kHwBrakeMinShare.value) return false;
-  if (!LongEnough(s, std::max(sw, brake), b)) return false;
+  if (ReasonSeconds(s, std::max(sw, brake)) < kThrottleMinSeconds.value) return false;
   b.Uses(Metric::kClockReasons);
   if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   if (brake >= kHwBrakeMinShare.value) {
@@ -68,6 +70,7 @@ bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
     if (!why.empty()) why += "; ";
     why += fmt::format("software power cap active {} of {}", Pct(sw), s.span_name);
   }
+  RecordReasonSeconds(s, std::max(sw, brake), b);
   return true;
 }
 
@@ -105,9 +108,10 @@ std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o)
   std::optional<double> ratio = ClockRatio(s);
   if (s.thermal_share) {
     if (*s.thermal_share < kThermalMinShare.value) return std::nullopt;
-    if (!LongEnough(s, *s.thermal_share, b)) return std::nullopt;
+    if (ReasonSeconds(s, *s.thermal_share) < kThrottleMinSeconds.value) return std::nullopt;
     b.Uses(Metric::kClockReasons);
     b.AtLeast("thermal_reason_share", *s.thermal_share, kThermalMinShare.value, 0.3, "ratio");
+    RecordReasonSeconds(s, *s.thermal_share, b);
     if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   } else {
     // Fallback: no reasons at all; temperature and clock must both say so.
