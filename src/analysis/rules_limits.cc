@@ -95,6 +95,11 @@ std::optional<Finding> DetectMemoryCapacity(const Signals& s, const DiagnoseOpti
     verdict +=
         fmt::format(", growing {}/s (r2 {:.2f}): out of memory in ~{}", Bytes(s.mem_trend->slope),
                     s.mem_trend->r2, Duration(*s.oom_eta_seconds));
+    if (s.mem_trend_since) {
+      // The slope is the leak's own, fitted after the point it began.
+      b.Note("leak_seconds", s.end - *s.mem_trend_since, "s");
+      verdict += fmt::format(" (a leak for the last {})", Duration(s.end - *s.mem_trend_since));
+    }
   }
   Finding f = b.Build(verdict);
   f.oom_eta_seconds = s.oom_eta_seconds;
