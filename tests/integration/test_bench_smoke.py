@@ -139,8 +139,8 @@ class HarnessSmoke(unittest.TestCase):
         self.assertIsNone(results["soak"]["error"])
         self.assertGreater(len(results["soak"]["samples"]), 1)
         for heading in ("# Performance", "## Summary", "## Scrapes", "## Micro-benchmarks",
-                        "## Sampling", "## Detection latency", "## NVML calls", "## Instructions", "## Soak",
-                        "## Method", "Smoke run"):
+                        "## Sampling", "## Detection latency", "## NVML calls",
+                        "## Instructions", "## Soak", "## Method", "Smoke run"):
             self.assertIn(heading, report)
         self.assertIn("/metrics p99 latency", report)
 
