@@ -154,8 +154,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "Check airflow and fans (blocked inlet, failed fan, hot aisle), lower the power cap a little "
    "to stay below slowdown, spread load across GPUs.",
    "thermal reasons >= 10% of the span and >= 10 s; evidence: temperature against slowdown - 2 "
-   "C, SM clock falling (late vs early busy mean); without reasons: temperature within 2 C of slowdown and "
-   "clock <= 90% of max while busy",
+   "C, SM clock falling (late vs early busy mean); without reasons: temperature within 2 C of "
+   "slowdown and clock <= 90% of max while busy",
    "airflow, fans, power cap, spread load"},
   {FindingKind::kPowerCap, "power_cap", "power capped",
    Stage::kLimit, 4, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
