@@ -273,6 +273,20 @@ def micro_details(r):
     return t.text()
 
 
+def detection_details(r):
+    d = r.get("detection")
+    if not d:
+        return "not run\n"
+    targets = {"idle_held": 210}
+    t = Table("kind", "worst: diagnose (s)", "worst: serve's gpuscope_bottleneck (s)",
+              "target (s)", "cases")
+    for kind, w in sorted(d["worst"].items()):
+        n = sum(1 for c in d["cases"] if c["kind"] == kind)
+        target = targets.get(kind, 60)
+        t.add(f"`{kind}`", str(w["diagnose_s"]), str(w["serve_s"]), str(target), str(n))
+    return t.text()
+
+
 def sampling_details(r):
     t = Table("GPUs", "cadence ms", "window", "seconds", "CPU % of a core",
               "busiest threads, ms CPU per s (creation rank)", "RSS MB", "peak RSS MB")
@@ -372,6 +386,14 @@ METHOD = """\
   run time from `/proc/<pid>/task/<tid>/schedstat` (threads ranked by creation: in
   `gpuscope serve` #0 is main, then the GPU workers, then the XID event thread, the HTTP
   threads, the certificate watcher, and last the sampler loop).
+- Detection latency: `gpuscope_bench --mode=detection` runs every scenario of
+  `sim/scenarios/diagnosis` whose `.expect` names an `onset` (5- and 10-minute windows) one
+  scenario second at a time; at each step `diagnose`'s `RunDiagnose` and serve's exporter (its
+  monitor re-running every 10 s, the full-profile `/metrics` body) see the same snapshot. The
+  latency is the first step the finding shows, or its `gpuscope_bottleneck` series reads 1,
+  minus the onset: scenario time, so it does not depend on the machine. A Prometheus scrape
+  adds up to one scrape interval to the serve column. Targets (issue 40): 60 s per kind, 210 s
+  for `idle_held` (it waits 3 minutes by definition).
 - NVML calls: the simulator's own per-function counters (`stats` control command) around
   `gpuscope_bench --mode=cycles` (the real sampler and publish hook, clock stepped by the
   cadence: 20 cycles of 1 s, so the 10 s slow tier and the 5 s PCIe tier come in their
@@ -415,6 +437,8 @@ def render(r, notes):
            f"## Scrapes (wrk -t{wrk_threads(r)} -c32 --latency)\n", scrape_details(r),
            "## Micro-benchmarks (Google Benchmark)\n", micro_details(r),
            "## Sampling (idle agent, no scrapes)\n", sampling_details(r),
+           "## Detection latency, onset to finding (scenario seconds)\n",
+           detection_details(r),
            "## NVML calls per GPU per cycle, by function\n",
            nvml_details(r),
            "## Instructions (callgrind)\n", callgrind_details(r),

@@ -351,6 +351,15 @@ def stage_micro(b, smoke):
     return {"context": data.get("context", {}), "results": results}
 
 
+def stage_detection(b):
+    """Detection latency per finding kind, onset to finding, for diagnose and for serve's
+    exported gpuscope_bottleneck (gpuscope_bench --mode=detection: scenario time, not
+    wall-clock, so the figures do not depend on the machine)."""
+    out = subprocess.run([b.bench_bin, "--mode=detection"], capture_output=True, text=True,
+                         check=True).stdout
+    return json.loads(out)
+
+
 def scrape_pair(b, out, label, agent, seconds, smoke, connections=32):
     """wrk against the agent, then against nginx serving the agent's body."""
     status, body = http_get(agent.port)
@@ -771,7 +780,9 @@ def main():
                          "10 min window (which takes 10+ min)")
     ap.add_argument("--no-callgrind", action="store_true")
     ap.add_argument("--from-json", help="only re-render --out from results saved with --json")
-    ap.add_argument("--stages", default="micro,nvml,startup,scrape,wire,sampling,callgrind,attribution",
+    ap.add_argument("--stages",
+                    default="micro,nvml,startup,scrape,wire,sampling,callgrind,attribution,"
+                            "detection",
                     help="comma list of stages to run")
     args = ap.parse_args()
     stages = set(args.stages.split(","))
@@ -794,7 +805,8 @@ def main():
             ("wire", lambda: stage_wire(b, args.smoke)),
             ("sampling", lambda: stage_sampling(b, args.smoke, not args.short_window)),
             ("callgrind", lambda: stage_callgrind(b, args.smoke)),
-            ("attribution", lambda: stage_attribution(b, args.smoke))]
+            ("attribution", lambda: stage_attribution(b, args.smoke)),
+            ("detection", lambda: stage_detection(b))]
     try:
         for name, fn in plan:
             if name not in stages or (name == "callgrind" and args.no_callgrind):

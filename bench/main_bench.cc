@@ -15,6 +15,10 @@
 //       sampling afterwards); prints "port P", then obeys stdin lines
 //       "zero" (callgrind: zero the counts) and "dump NAME" (dump them),
 //       answering "ok" to each; ends at EOF or "quit".
+//   --mode=detection
+//       detection latency per finding kind from the onsets of
+//       sim/scenarios/diagnosis, for diagnose and serve's gpuscope_bottleneck
+//       (bench/detection.h); prints one JSON object.
 #include <benchmark/benchmark.h>
 #include <valgrind/callgrind.h>
 
@@ -28,6 +32,7 @@
 
 #include "base/log.h"
 #include "bench_common.h"
+#include "detection.h"
 #include "export/render.h"
 #include "http/server.h"
 #include "serve/endpoints.h"
@@ -165,8 +170,10 @@ int main(int argc, char** argv) {
   }
   if (args.mode == "cycles") return RunCycles(args);
   if (args.mode == "serve") return RunServe(args);
+  if (args.mode == "detection") return RunDetectionLatency();
   if (!args.mode.empty()) {
-    std::fprintf(stderr, "unknown --mode=%s (counters, cycles, serve)\n", args.mode.c_str());
+    std::fprintf(stderr, "unknown --mode=%s (counters, cycles, serve, detection)\n",
+                 args.mode.c_str());
     return 2;
   }
   benchmark::Initialize(&argc, argv);

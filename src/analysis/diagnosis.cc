@@ -27,18 +27,20 @@ std::optional<Finding> IdleFinding(const Signals& s, const DiagnoseOptions& opti
   return std::nullopt;
 }
 
-// The limit rules, then the healthy ones unless a limit was found. Limits
-// that set in fast (Rule::recent) are judged over the window, else over its
-// recent part, so one that began a minute ago is not diluted by the minutes
-// before it.
-std::vector<Finding> WorkingFindings(const Signals& s, const std::optional<RecentSignals>& recent,
+// The limit rules, then the healthy ones unless a limit was found. Limit
+// rules (Rule::recent) are judged over the window, else over its recent
+// horizons, longest first, so one that began a minute ago is not diluted by
+// the minutes before it.
+std::vector<Finding> WorkingFindings(const Signals& s, const std::vector<RecentSignals>& recent,
                                      const DiagnoseOptions& options) {
   std::vector<Finding> out;
   for (FindingKind k : kEvaluationOrder) {
     const Rule& r = RuleFor(k);
     if (r.stage != Stage::kLimit) continue;
     std::optional<Finding> f = r.detect(s, options);
-    if (!f && r.recent && recent) f = r.detect(recent->signals, recent->options);
+    for (std::size_t i = 0; !f && r.recent && i < recent.size(); ++i) {
+      f = r.detect(recent[i].signals, recent[i].options);
+    }
     Add(out, std::move(f));
   }
   if (std::any_of(out.begin(), out.end(),
@@ -83,6 +85,10 @@ Judgement JudgeTrailing(const GpuInfo& info, std::span<const WindowPoint> used,
     }
   } else {
     out = WorkingFindings(s, ComputeRecentSignals(info, used, latest, options), options);
+  }
+  for (Finding& f : out) {
+    f.since = s.OnsetOf(RuleFor(f.kind).onset);
+    f.since_seconds = std::max(0.0, s.end - f.since);
   }
   std::stable_sort(out.begin(), out.end(),
                    [](const Finding& a, const Finding& b) { return a.confidence > b.confidence; });

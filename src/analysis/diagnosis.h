@@ -77,6 +77,12 @@ struct Finding {
   std::string verdict;                    // one line with the key numbers
   std::string action;                     // what to do about it
   std::optional<double> oom_eta_seconds;  // memory capacity: predicted seconds to full
+  // Since when the finding holds (unix seconds): the change point of its
+  // condition in the window (Rule::onset), else the window's start (it held
+  // throughout, or began before). since_seconds: how long before the
+  // window's last point that was.
+  double since = 0;
+  double since_seconds = 0;
 };
 
 struct DiagnoseOptions {
@@ -84,10 +90,11 @@ struct DiagnoseOptions {
   // Idle this long without a break is idle (with memory held: idle-held,
   // waste), however busy the window was before.
   double idle_held_seconds = 180;
-  // Limits that set in fast (thermal, power, interconnect, memory) are also
-  // judged over this trailing span, so one that began less than a window ago
-  // is found within it rather than once it fills the window; 0: off.
-  double recent_seconds = 30;
+  // The limit rules (Rule::recent) are also judged over this trailing span
+  // and over its last half, so a limit that began less than a window ago is
+  // found within a minute of its onset, whatever the window, rather than
+  // once it fills enough of the window; 0: off.
+  double recent_seconds = 60;
   double min_span_seconds = 30;  // shorter windows give no findings
   double nvlink_link_gbps = 0;   // GB/s per link per direction; 0: by architecture
 };

@@ -1,12 +1,15 @@
 #include "analysis/report.h"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <nlohmann/json.hpp>
 
 #include "analysis/mig.h"
+#include "analysis/rules.h"
 #include "analysis/signals.h"
 #include "gpuscope/attribution_json.h"
 
@@ -36,10 +39,22 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-void FormatFinding(const Finding& f, std::string& out) {
+// "2026-12-06 05:41:10 UTC, 1m20s before the window's end", or "... (the
+// window's start: it held throughout)".
+std::string SinceText(const Finding& f, double span_seconds) {
+  std::string at = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC",
+                               fmt::gmtime(static_cast<std::time_t>(std::floor(f.since))));
+  if (f.since_seconds >= span_seconds - 0.5) {
+    return at + ", the window's start: it held throughout";
+  }
+  return fmt::format("{}, {} before the window's end", at, Duration(f.since_seconds));
+}
+
+void FormatFinding(const Finding& f, double span_seconds, std::string& out) {
   out += fmt::format("  [{}] confidence {:.2f}{}\n", KindName(f.kind), f.confidence,
                      f.fallback ? " (fallback signals: no GPM)" : "");
   out += "    " + f.verdict + "\n";
+  out += "    since: " + SinceText(f, span_seconds) + "\n";
   std::vector<std::string> ev;
   for (const Evidence& e : f.evidence) ev.push_back(EvidenceLine(e));
   out += "    evidence: " + Join(ev, "; ") + "\n";
@@ -62,6 +77,8 @@ nlohmann::json FindingJson(const Finding& f) {
     j["evidence"].push_back(ej);
   }
   if (f.oom_eta_seconds) j["oom_eta_seconds"] = *f.oom_eta_seconds;
+  j["since"] = f.since;
+  j["since_seconds"] = f.since_seconds;
   return j;
 }
 
@@ -188,7 +205,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
     }
     for (const KpiSummary& k : d.kpis) out += KpiLine(k);
     if (d.findings.empty()) out += NoFindingLine(d);
-    for (const Finding& f : d.findings) FormatFinding(f, out);
+    for (const Finding& f : d.findings) FormatFinding(f, d.span_seconds, out);
   }
   return out;
 }

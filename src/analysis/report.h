@@ -77,7 +77,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
-//  "unit", "met"}], "oom_eta_seconds"?}], "activity"?, "kpis"?: [{"kpi",
+//  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds"}], "activity"?, "kpis"?: [{"kpi",
 //  "family", "workload", "count", "sum", "mean"?, "recent_mean"?,
 //  "baseline_mean"?, "change"?, "regressed", "verdict"?}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);

@@ -188,14 +188,17 @@ std::optional<Finding> DetectMemoryBandwidth(const Signals& s, const DiagnoseOpt
 }
 
 std::optional<Finding> DetectComputeBound(const Signals& s, const DiagnoseOptions& o) {
-  if (s.util.n == 0 || s.util.mean < kComputeUtil.value || s.util.stddev > kSteadyStddev.value ||
+  // Steadiness on the trimmed spread: one short stall is counted by the gap
+  // share, not by a standard deviation it would blow up.
+  if (s.util.n == 0 || s.util.mean < kComputeUtil.value || s.util_spread > kSteadyStddev.value ||
       s.gap_share > kComputeMaxGapShare.value) {
     return std::nullopt;
   }
   FindingBuilder b(FindingKind::kComputeBound, s, o);
   b.Uses(Metric::kGpuUtil);
   b.AtLeast("util_mean", s.util.mean, kComputeUtil.value, 0.08, "ratio");
-  b.AtMost("util_stddev", s.util.stddev, kSteadyStddev.value, kSteadyStddev.value, "ratio");
+  b.AtMost("util_trimmed_stddev", s.util_spread, kSteadyStddev.value, kSteadyStddev.value, "ratio");
+  b.Note("util_stddev", s.util.stddev, "ratio");
   std::string detail;
   if (s.sm_active) {
     if (s.sm_active->mean < kComputeSmActive.value) return std::nullopt;
@@ -220,8 +223,8 @@ std::optional<Finding> DetectComputeBound(const Signals& s, const DiagnoseOption
       b.Discount(0.9);
     }
   }
-  return b.Build(fmt::format("utilization {} steady (sd {}), {}", Pct(s.util.mean),
-                             Pct(s.util.stddev), detail));
+  return b.Build(fmt::format("utilization {} steady (sd {} without its extremes), {}",
+                             Pct(s.util.mean), Pct(s.util_spread), detail));
 }
 
 }  // namespace gpuscope::analysis

@@ -41,11 +41,24 @@ std::string ClockFallText(const Signals& s, FindingBuilder& b) {
   return fmt::format(", SM clock {:.0f} of {:.0f} MHz", *s.clock_mean_mhz, *s.clock_max_mhz);
 }
 
+// Seconds reasons active `share` of the span held: one short event is a
+// transient, not throttling (kThrottleMinSeconds).
+double ReasonSeconds(const Signals& s, double share) {
+  // The span a share is of: the points' span plus the last point's time.
+  return share * (s.span_seconds + 1);
+}
+
+void RecordReasonSeconds(const Signals& s, double share, FindingBuilder& b) {
+  b.AtLeast("reason_seconds", ReasonSeconds(s, share), kThrottleMinSeconds.value,
+            kThrottleMinSeconds.value, "s");
+}
+
 // Records the reason shares of a power cap or brake; false when neither
 // reaches its threshold. `why` gets the words.
 bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
   double sw = s.sw_power_share.value_or(0), brake = s.hw_brake_share.value_or(0);
   if (sw < kSwPowerMinShare.value && brake < kHwBrakeMinShare.value) return false;
+  if (ReasonSeconds(s, std::max(sw, brake)) < kThrottleMinSeconds.value) return false;
   b.Uses(Metric::kClockReasons);
   if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   if (brake >= kHwBrakeMinShare.value) {
@@ -57,6 +70,7 @@ bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
     if (!why.empty()) why += "; ";
     why += fmt::format("software power cap active {} of {}", Pct(sw), s.span_name);
   }
+  RecordReasonSeconds(s, std::max(sw, brake), b);
   return true;
 }
 
@@ -81,6 +95,11 @@ std::optional<Finding> DetectMemoryCapacity(const Signals& s, const DiagnoseOpti
     verdict +=
         fmt::format(", growing {}/s (r2 {:.2f}): out of memory in ~{}", Bytes(s.mem_trend->slope),
                     s.mem_trend->r2, Duration(*s.oom_eta_seconds));
+    if (s.mem_trend_since) {
+      // The slope is the leak's own, fitted after the point it began.
+      b.Note("leak_seconds", s.end - *s.mem_trend_since, "s");
+      verdict += fmt::format(" (a leak for the last {})", Duration(s.end - *s.mem_trend_since));
+    }
   }
   Finding f = b.Build(verdict);
   f.oom_eta_seconds = s.oom_eta_seconds;
@@ -94,8 +113,10 @@ std::optional<Finding> DetectThermal(const Signals& s, const DiagnoseOptions& o)
   std::optional<double> ratio = ClockRatio(s);
   if (s.thermal_share) {
     if (*s.thermal_share < kThermalMinShare.value) return std::nullopt;
+    if (ReasonSeconds(s, *s.thermal_share) < kThrottleMinSeconds.value) return std::nullopt;
     b.Uses(Metric::kClockReasons);
     b.AtLeast("thermal_reason_share", *s.thermal_share, kThermalMinShare.value, 0.3, "ratio");
+    RecordReasonSeconds(s, *s.thermal_share, b);
     if (!s.reasons_from_counters) b.Discount(kBitsQuality);
   } else {
     // Fallback: no reasons at all; temperature and clock must both say so.

@@ -67,6 +67,7 @@ struct Rule {
   bool recent;        // judged again over the window's recent part when the window shows nothing
   bool limits;        // its finding rules out the healthy (kHealthy) verdict
   bool when_idle;     // still judged on an idle GPU
+  OnsetSignal onset;  // what marks the start of its condition (Finding::since)
   std::span<const Metric> inputs;                // what Finding::signals may name
   std::span<const Threshold* const> thresholds;  // the constants it compares against
   Detector detect;
@@ -79,21 +80,22 @@ namespace rule_facts {
 using enum Metric;
 inline constexpr Metric kComputeInputs[] = {kGpuUtil, kSmActive, kSmClock, kPowerUsage};
 inline constexpr const Threshold* kComputeThresholds[] = {
-    &kComputeUtil,     &kSteadyStddev,       &kComputeMaxGapShare,
+    &kComputeUtil,     &kSteadyStddev,       &kSteadyTrim,        &kComputeMaxGapShare,
     &kComputeSmActive, &kFallbackClockRatio, &kFallbackPowerRatio};
 inline constexpr Metric kMemoryCapacityInputs[] = {kMemoryUsed, kMemoryFree};
-inline constexpr const Threshold* kMemoryCapacityThresholds[] = {&kMemoryNearFull,
-                                                                 &kOomHorizonSeconds};
+inline constexpr const Threshold* kMemoryCapacityThresholds[] = {
+    &kMemoryNearFull, &kOomHorizonSeconds, &kLeakMinSeconds, &kLeakMinR2};
 inline constexpr Metric kBandwidthInputs[] = {kGpuUtil, kDramActive, kSmActive, kMemCopyUtil};
 inline constexpr const Threshold* kBandwidthThresholds[] = {&kBandwidthMinUtil, &kDramHigh,
                                                             &kBandwidthSmMax, &kMemCopyHigh};
 inline constexpr Metric kThermalInputs[] = {kClockReasons, kGpuTemp, kSmClock};
-inline constexpr const Threshold* kThermalThresholds[] = {&kThermalMinShare, &kNearSlowdownC,
-                                                          &kThrottledClockRatio,
-                                                          &kThermalFallbackBusyShare, &kClockFall};
+inline constexpr const Threshold* kThermalThresholds[] = {
+    &kThermalMinShare,     &kThrottleMinSeconds,       &kNearSlowdownC,
+    &kThrottledClockRatio, &kThermalFallbackBusyShare, &kClockFall};
 inline constexpr Metric kPowerInputs[] = {kClockReasons, kPowerUsage, kPowerLimit, kSmClock};
 inline constexpr const Threshold* kPowerThresholds[] = {&kSwPowerMinShare, &kHwBrakeMinShare,
-                                                        &kNearPowerLimit, &kThrottledClockRatio};
+                                                        &kThrottleMinSeconds, &kNearPowerLimit,
+                                                        &kThrottledClockRatio};
 inline constexpr Metric kInterconnectInputs[] = {kPcieRxBytesRate, kNvLinkRxBytesRate, kSmActive,
                                                  kGpuUtil};
 inline constexpr const Threshold* kInterconnectThresholds[] = {
@@ -116,25 +118,30 @@ inline constexpr const Threshold* kIdleThresholds[] = {&kIdleMinShare, &kHeldMin
 inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
   {FindingKind::kComputeBound, "compute_bound", "compute-bound (healthy)",
    Stage::kHealthy, 9, /*recent=*/false, /*limits=*/false, /*when_idle=*/false,
+   OnsetSignal::kBusy,
    rule_facts::kComputeInputs, rule_facts::kComputeThresholds, DetectComputeBound,
    "Healthy saturated state: only batch size, kernel choice (tensor cores, mixed precision) or "
    "model changes make it faster.",
-   "utilization >= 90% and steady (sd <= 10 points, gaps <= 5%); with GPM SM active >= 65%; "
+   "utilization >= 90% and steady (sd without the 5% extremes <= 10 points, gaps <= 5%); with "
+   "GPM SM active >= 65%; "
    "without GPM the busy SM clock >= 90% of max and power >= 50% of the limit. Only when no "
    "thermal, power, interconnect, starved or bandwidth limit was found: the healthy saturated "
    "state",
    "batch size, kernels, model"},
   {FindingKind::kMemoryCapacity, "memory_capacity", "memory capacity",
    Stage::kLimit, 2, /*recent=*/true, /*limits=*/false, /*when_idle=*/false,
+   OnsetSignal::kMemory,
    rule_facts::kMemoryCapacityInputs, rule_facts::kMemoryCapacityThresholds, DetectMemoryCapacity,
    "Reduce memory: smaller micro-batch with gradient accumulation, mixed precision, activation "
    "checkpointing; if it keeps growing, look for a leak (tensors kept across steps).",
    "memory used >= 90% of capacity, or the trend (>= 1 MiB/s, r2 >= 0.6) reaches capacity "
-   "within 30 minutes; `oom_eta_seconds` = (capacity - fitted now) / slope, 0 when >= 99% full",
+   "within 30 minutes; `oom_eta_seconds` = (capacity - fitted now) / slope, 0 when >= 99% full; "
+   "a leak that began in the window is fitted from its change point (>= 30 s, r2 >= 0.9)",
    "smaller micro-batch + gradient accumulation, mixed precision, activation checkpointing; a "
    "leak"},
   {FindingKind::kMemoryBandwidth, "memory_bandwidth", "memory-bandwidth-bound",
-   Stage::kLimit, 8, /*recent=*/false, /*limits=*/true, /*when_idle=*/false,
+   Stage::kLimit, 8, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kDram,
    rule_facts::kBandwidthInputs, rule_facts::kBandwidthThresholds, DetectMemoryBandwidth,
    "Raise arithmetic intensity: fuse kernels, use mixed precision (bf16/fp8) to halve bytes "
    "moved, larger batches, FlashAttention-style tiling.",
@@ -143,23 +150,26 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "fuse kernels, lower precision, larger tiles"},
   {FindingKind::kThermalThrottle, "thermal_throttle", "thermal throttling",
    Stage::kLimit, 3, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kThermal,
    rule_facts::kThermalInputs, rule_facts::kThermalThresholds, DetectThermal,
    "Check airflow and fans (blocked inlet, failed fan, hot aisle), lower the power cap a little "
    "to stay below slowdown, spread load across GPUs.",
-   "thermal reasons >= 10% of the window; evidence: temperature against slowdown - 2 C, SM clock "
-   "falling (late vs early busy mean); without reasons: temperature within 2 C of slowdown and "
-   "clock <= 90% of max while busy",
+   "thermal reasons >= 10% of the span and >= 10 s; evidence: temperature against slowdown - 2 "
+   "C, SM clock falling (late vs early busy mean); without reasons: temperature within 2 C of "
+   "slowdown and clock <= 90% of max while busy",
    "airflow, fans, power cap, spread load"},
   {FindingKind::kPowerCap, "power_cap", "power capped",
    Stage::kLimit, 4, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kPower,
    rule_facts::kPowerInputs, rule_facts::kPowerThresholds, DetectPowerCap,
    "Check the enforced power limit (nvidia-smi -q -d POWER) against the default; a brake points "
    "at the PSU or rack power budget.",
-   "SW power cap >= 25% of the window (brief caps at full load are normal) or HW power brake >= "
-   "5%; without reasons: power >= 97% of the limit and clock <= 90% of max",
+   "SW power cap >= 25% of the span (brief caps at full load are normal) or HW power brake >= "
+   "5%, either >= 10 s; without reasons: power >= 97% of the limit and clock <= 90% of max",
    "enforced vs default limit; PSU, rack budget"},
   {FindingKind::kInterconnect, "interconnect_bound", "interconnect-bound",
    Stage::kLimit, 5, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kLink,
    rule_facts::kInterconnectInputs, rule_facts::kInterconnectThresholds, DetectInterconnect,
    // For PCIe; DetectInterconnect gives NVLink its own (kNvLinkAction).
    "Cut host-device traffic: pinned memory and larger transfers, keep data resident on the GPU, "
@@ -169,6 +179,7 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "pinned memory, resident data, overlap; for NVLink, overlap and layout"},
   {FindingKind::kPcieDegraded, "pcie_degraded", "PCIe link degraded",
    Stage::kLimit, 6, /*recent=*/true, /*limits=*/false, /*when_idle=*/true,
+   OnsetSignal::kPcie,
    rule_facts::kPcieDegradedInputs, rule_facts::kPcieDegradedThresholds, DetectPcieDegraded,
    "Reseat the card or riser, check the slot and BIOS PCIe settings; rising replay counts point "
    "at a marginal link. See runbook GpuPcieLinkDegraded.",
@@ -176,15 +187,17 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "generation drops at idle to save power)",
    "reseat, slot, BIOS"},
   {FindingKind::kStarved, "starved", "starved",
-   Stage::kLimit, 7, /*recent=*/false, /*limits=*/true, /*when_idle=*/false,
+   Stage::kLimit, 7, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kGaps,
    rule_facts::kStarvedInputs, rule_facts::kStarvedThresholds, DetectStarved,
    "Input-bound: add dataloader workers, use pinned memory and prefetching, move preprocessing "
    "to the GPU or cache decoded data.",
-   "gaps (< 15%) fill 10-90% of the window in >= 3 stretches, busy stretches >= 10%, every link "
+   "gaps (< 15%) fill 10-90% of the span in >= 3 stretches, busy stretches >= 10%, every link "
    "< 50% of capacity",
    "dataloader workers, pinned memory, prefetch"},
   {FindingKind::kIdleHeld, "idle_held", "idle-held",
    Stage::kIdle, 0, /*recent=*/false, /*limits=*/false, /*when_idle=*/false,
+   OnsetSignal::kIdleRun,
    rule_facts::kIdleHeldInputs, rule_facts::kIdleHeldThresholds, DetectIdleHeld,
    "Waste: stop the idle notebook or job (or its kernel), or let the scheduler reclaim the GPU; "
    "see runbook GpuIdleHeld.",
@@ -196,6 +209,7 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "waste: reclaim the GPU"},
   {FindingKind::kIdle, "idle", "idle",
    Stage::kIdle, 1, /*recent=*/false, /*limits=*/false, /*when_idle=*/false,
+   OnsetSignal::kIdleRun,
    rule_facts::kIdleInputs, rule_facts::kIdleThresholds, DetectIdle,
    "Nothing to tune; release the GPU to the scheduler if it stays idle.",
    "idle >= 90% of the window, or for the last 3 minutes without a break; not held (processes, "

@@ -75,6 +75,11 @@ inline constexpr Threshold kComputeUtil = {"compute_util", 0.90, "ratio",
 inline constexpr Threshold kSteadyStddev = {"steady_stddev", 0.10, "points",
                                             "steady: the standard deviation of utilization at most "
                                             "this (also what an activity line calls steady)"};
+inline constexpr Threshold kSteadyTrim = {
+    "steady_trim", 0.05, "ratio",
+    "the spread is taken without this share of the time at either extreme: one stall of up to 15 "
+    "s in a 5-minute window is no unsteadiness (the gap share limit still counts it), a load that "
+    "keeps moving stays wide"};
 inline constexpr Threshold kComputeMaxGapShare = {"compute_max_gap_share", 0.05, "ratio",
                                                   "gaps fill at most this share of the window"};
 inline constexpr Threshold kComputeSmActive = {"compute_sm_active", 0.65, "ratio",
@@ -92,6 +97,14 @@ inline constexpr Threshold kMemoryNearFull = {"memory_near_full", 0.90, "ratio",
                                               "at least this share of the framebuffer in use"};
 inline constexpr Threshold kOomHorizonSeconds = {
     "oom_horizon", 1800, "s", "or the growth trend reaches a full framebuffer within this"};
+inline constexpr Threshold kLeakMinSeconds = {
+    "leak_min_seconds", 30, "s",
+    "a leak that began inside the window is fitted from its change point once it has run this "
+    "long: enough points for a slope, short enough to predict a late leak's OOM within a minute"};
+inline constexpr Threshold kLeakMinR2 = {
+    "leak_min_fit", 0.9, "ratio",
+    "the fit after the change point must explain this much of the variance (a leak is a steady "
+    "ramp; one allocation step late in the window is not)"};
 
 // Thermal and power throttling.
 inline constexpr Threshold kThermalMinShare = {
@@ -103,6 +116,10 @@ inline constexpr Threshold kSwPowerMinShare = {
 inline constexpr Threshold kHwBrakeMinShare = {
     "hw_brake_min_share", 0.05, "ratio",
     "the hardware power brake active at least this share of the window (never normal)"};
+inline constexpr Threshold kThrottleMinSeconds = {
+    "throttle_min_seconds", 10, "s",
+    "thermal or power reasons must hold at least this long in the span judged: one 5 s event (a "
+    "load step, a fan spinning up) is a transient, not throttling"};
 inline constexpr Threshold kNearSlowdownC = {
     "near_slowdown", 2, "C",
     "without reason bits: the hottest point within this of the slowdown temperature"};
@@ -137,5 +154,15 @@ inline constexpr Threshold kPcieGenCheckUtil = {
     "pcie_gen_check_util", 0.2, "ratio",
     "PCIe generation drops at idle for power saving: below this mean utilization a lower "
     "generation is not a fault (a narrower width always is)"};
+
+// Onsets (Finding::since), for every rule.
+inline constexpr Threshold kOnsetMinRise = {
+    "onset_min_rise", 0.3, "ratio",
+    "a change point counts when the share of time the condition holds rises by at least this "
+    "from before it to after it; else the condition held throughout the window"};
+inline constexpr Threshold kOnsetMinSide = {
+    "onset_min_side", 10, "s",
+    "each side of a change point spans at least this: a lone sample or a periodic gap is no "
+    "onset"};
 
 }  // namespace gpuscope::analysis

@@ -38,6 +38,20 @@ Metric ActivityMetric(std::span<const WindowPoint> points) {
   return kGrEngineActive;
 }
 
+// Records since when the condition of `o` holds: the change point of its
+// indicator, else the window's start (the default every onset has).
+void SetOnset(Signals& s, OnsetSignal o, const Series& indicator) {
+  s.onset[static_cast<std::size_t>(o)] =
+      RiseOnset(indicator, kOnsetMinRise.value, kOnsetMinSide.value).value_or(s.start);
+}
+
+// Which points come before `since`.
+std::vector<bool> Before(const Series& s, double since) {
+  std::vector<bool> keep(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) keep[i] = s.t[i] < since;
+  return keep;
+}
+
 std::optional<double> Last(std::span<const WindowPoint> points, const GpuSample& latest, Metric m) {
   if (latest.Has(m)) return latest.Get(m);
   for (auto it = points.rbegin(); it != points.rend(); ++it) {
@@ -67,10 +81,18 @@ std::optional<Summary> SummaryOf(std::span<const WindowPoint> points, Metric m, 
 void ActivitySignals(std::span<const WindowPoint> points, Signals& s) {
   Series util = Extract(points, ActivityMetric(points), kPercent);
   s.util = Summarize(util);
+  s.util_spread = TrimmedStddev(util, kSteadyTrim.value);
+  SetOnset(s, OnsetSignal::kBusy, Indicator(util, AtLeast(kComputeUtil.value)));
+  SetOnset(s, OnsetSignal::kGaps, Indicator(util, Below(kGapUtil)));
   s.sm_active = SummaryOf(points, kSmActive, kPercent);
   s.gpm = s.sm_active.has_value();
-  s.dram_active = SummaryOf(points, kDramActive, kPercent);
-  s.mem_copy = SummaryOf(points, kMemCopyUtil, kPercent);
+  Series dram = Extract(points, kDramActive, kPercent);
+  Series copy = Extract(points, kMemCopyUtil, kPercent);
+  if (!dram.empty()) s.dram_active = Summarize(dram);
+  if (!copy.empty()) s.mem_copy = Summarize(copy);
+  SetOnset(s, OnsetSignal::kDram,
+           dram.empty() ? Indicator(copy, AtLeast(kMemCopyHigh.value))
+                        : Indicator(dram, AtLeast(kDramHigh.value)));
   s.idle_share = ShareWhere(util, Below(kIdleUtil));
   s.gap_share = ShareWhere(util, Below(kGapUtil));
   s.busy_share = ShareWhere(util, AtLeast(kBusyUtil));
@@ -85,6 +107,7 @@ void ActivitySignals(std::span<const WindowPoint> points, Signals& s) {
     for (std::size_t i = 0; i < util.size(); ++i) before[i] = util.t[i] < start - 1e-9;
     s.util_before_idle = Summarize(Filter(util, before));
     s.load_before_idle_seconds = std::max(0.0, start - util.t.front());
+    s.onset[static_cast<std::size_t>(OnsetSignal::kIdleRun)] = std::max(s.start, start);
   }
 }
 
@@ -102,16 +125,58 @@ void MemorySignals(std::span<const WindowPoint> points, const GpuSample& latest,
   s.mem_used_last = used;
   Series series = Extract(points, kMemoryUsed);
   if (series.size() < 3 || !s.mem_capacity || *s.mem_capacity <= 0) return;
+  SetOnset(s, OnsetSignal::kMemory,
+           Indicator(series, AtLeast(kMemoryNearFull.value * *s.mem_capacity)));
   double span = std::max(kMinTrendSeconds, options.window_seconds / 3);
   LinearFit fit = FitLine(Since(series, series.t.back() - span));
+  double min_r2 = kMinTrendR2;
+  // A leak that began late: the line after the change point, not one that
+  // mixes the flat part before it (which predicts the OOM far too late).
+  if (std::optional<std::size_t> split = TwoLineSplit(series, kLeakMinSeconds.value)) {
+    const double since = series.t[*split];
+    LinearFit leak = FitLine(Since(series, since));
+    LinearFit flat = FitLine(Filter(series, Before(series, since)));
+    if (leak.slope >= kMinGrowthBytesPerSecond && leak.r2 >= kLeakMinR2.value &&
+        leak.slope > 2 * std::max(0.0, flat.slope)) {
+      fit = leak, min_r2 = kLeakMinR2.value;
+      s.mem_trend_since = since;
+      s.onset[static_cast<std::size_t>(OnsetSignal::kMemory)] = since;
+    }
+  }
   s.mem_trend = fit;
   double now = used.value_or(series.v.back());
   if (now >= kFullRatio * *s.mem_capacity) {
     s.oom_eta_seconds = 0;
-  } else if (fit.slope >= kMinGrowthBytesPerSecond && fit.r2 >= kMinTrendR2) {
+  } else if (fit.slope >= kMinGrowthBytesPerSecond && fit.r2 >= min_r2) {
     double at_end = std::max(now, fit.At(series.t.back()));
     s.oom_eta_seconds = std::max(0.0, (*s.mem_capacity - at_end) / fit.slope);
   }
+}
+
+// Per point, the share of its time any bit of `mask` held the clocks (bits),
+// else the rise of the counters over the time to the next point.
+Series ReasonSeries(std::span<const WindowPoint> points, uint64_t mask, Metric a,
+                    std::optional<Metric> b) {
+  Series out;
+  for (const WindowPoint& p : points) {
+    if (!p.Has(kClockReasons)) continue;
+    double share = 0;
+    for (unsigned bit = 0; bit < 64; ++bit) {
+      if (mask >> bit & 1) share = std::max(share, p.BitTimeShare(kClockReasons, bit));
+    }
+    out.Push(p.t, share, p.seconds, share, share, 0);
+  }
+  if (!out.empty()) return out;
+  Series ca = Extract(points, a), cb = b ? Extract(points, *b) : Series();
+  for (std::size_t i = 1; i < ca.size(); ++i) {
+    const double dt = ca.t[i] - ca.t[i - 1];
+    if (dt <= 0) continue;
+    double rate = (ca.v[i] - ca.v[i - 1]) / dt;
+    if (i < cb.size() && cb.t[i] == ca.t[i]) rate = std::max(rate, (cb.v[i] - cb.v[i - 1]) / dt);
+    rate = std::clamp(rate, 0.0, 1.0);
+    out.Push(ca.t[i - 1], rate, dt, rate, rate, 0);
+  }
+  return out;
 }
 
 // Share of the window for a counter pair (max: the reasons overlap), else bits.
@@ -151,6 +216,11 @@ void PowerClockSignals(std::span<const WindowPoint> points, const GpuSample& lat
   s.hw_brake_share =
       ThrottleShare(points, kThrottleHwPowerBrake, std::nullopt, kHwPowerBrakeBit, &counters);
   s.reasons_from_counters = counters;
+  SetOnset(s, OnsetSignal::kThermal,
+           ReasonSeries(points, kThermalBits, kThrottleHwThermal, kThrottleSwThermal));
+  SetOnset(s, OnsetSignal::kPower,
+           ReasonSeries(points, kSwPowerCapBit | kHwPowerBrakeBit, kThrottleSwPowerCap,
+                        kThrottleHwPowerBrake));
   if (auto temp = SummaryOf(points, kGpuTemp, 1)) s.temp_max = temp->max;
   s.slowdown_temp = Last(points, latest, kSlowdownTemp);
 }
@@ -199,11 +269,21 @@ void LinkSignalsOf(const GpuInfo& info, std::span<const WindowPoint> points,
   s.pcie_gen_max = Last(points, latest, kPcieLinkGenMax);
   s.pcie_width = Last(points, latest, kPcieLinkWidth);
   s.pcie_width_max = Last(points, latest, kPcieLinkWidthMax);
+  Series pcie_rate, nvlink_rate;
+  double pcie_cap = 0;
   if (s.pcie_gen && s.pcie_width) {
-    double cap = PcieCapacityBytesPerSecond(static_cast<unsigned>(*s.pcie_gen),
-                                            static_cast<unsigned>(*s.pcie_width));
-    s.pcie =
-        Link(LinkRate(points, kPcieTxBytesRate, kPcieRxBytesRate, std::nullopt, std::nullopt), cap);
+    pcie_cap = PcieCapacityBytesPerSecond(static_cast<unsigned>(*s.pcie_gen),
+                                          static_cast<unsigned>(*s.pcie_width));
+    pcie_rate = LinkRate(points, kPcieTxBytesRate, kPcieRxBytesRate, std::nullopt, std::nullopt);
+    s.pcie = Link(pcie_rate, pcie_cap);
+  }
+  // A width below the maximum is a fault whenever it shows; a generation
+  // below it only matters under load (DetectPcieDegraded).
+  Series width = Extract(points, kPcieLinkWidth), gen = Extract(points, kPcieLinkGen);
+  if (s.pcie_width_max && s.pcie_width && *s.pcie_width < *s.pcie_width_max) {
+    SetOnset(s, OnsetSignal::kPcie, Indicator(width, Below(*s.pcie_width_max)));
+  } else if (s.pcie_gen_max) {
+    SetOnset(s, OnsetSignal::kPcie, Indicator(gen, Below(*s.pcie_gen_max)));
   }
   unsigned links = info.nvlink_count;
   if (!latest.nvlink.empty()) {
@@ -212,9 +292,18 @@ void LinkSignalsOf(const GpuInfo& info, std::span<const WindowPoint> points,
   }
   double gbps = options.nvlink_link_gbps > 0 ? options.nvlink_link_gbps
                                              : NvLinkGbpsPerLink(info.architecture);
-  s.nvlink =
-      Link(LinkRate(points, kNvLinkTxBytesRate, kNvLinkRxBytesRate, kNvLinkTxBytes, kNvLinkRxBytes),
-           links * gbps * 1e9);
+  nvlink_rate =
+      LinkRate(points, kNvLinkTxBytesRate, kNvLinkRxBytesRate, kNvLinkTxBytes, kNvLinkRxBytes);
+  s.nvlink = Link(nvlink_rate, links * gbps * 1e9);
+  // The onset of the link longer near its capacity (the one a saturation
+  // finding names), else the one busier on average.
+  const bool nvlink_busier =
+      s.nvlink &&
+      (!s.pcie || s.nvlink->busy_share > s.pcie->busy_share ||
+       (s.nvlink->busy_share == s.pcie->busy_share && s.nvlink->mean_ratio > s.pcie->mean_ratio));
+  const Series& rate = nvlink_busier ? nvlink_rate : pcie_rate;
+  const double cap = nvlink_busier ? s.nvlink->capacity_bps : pcie_cap;
+  if (cap > 0) SetOnset(s, OnsetSignal::kLink, Indicator(rate, AtLeast(kLinkBusyPoint * cap)));
 }
 
 void ProcessSignals(const GpuSample& latest, Signals& s) {
@@ -251,7 +340,11 @@ Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
                        const GpuSample& latest, const DiagnoseOptions& options) {
   Signals s;
   s.points = points.size();
-  if (!points.empty()) s.span_seconds = points.back().t - points.front().t;
+  if (!points.empty()) {
+    s.start = points.front().t, s.end = points.back().t;
+    s.span_seconds = s.end - s.start;
+  }
+  s.onset.fill(s.start);
   if (info.is_mig()) s.parent = "GPU " + std::to_string(info.index);
   ActivitySignals(points, s);
   MemorySignals(points, latest, options, s);
@@ -261,21 +354,25 @@ Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
   return s;
 }
 
-std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
-                                                  std::span<const WindowPoint> points,
-                                                  const GpuSample& latest,
-                                                  const DiagnoseOptions& options) {
-  if (options.recent_seconds <= 0 || points.size() < 2) return std::nullopt;
-  if (points.back().t - points.front().t <= options.recent_seconds) return std::nullopt;
-  RecentSignals r;
-  r.options = options;
-  r.options.window_seconds = options.recent_seconds;
-  std::span<const WindowPoint> recent = TrailingPoints(points, options.recent_seconds);
-  if (recent.size() < 2) return std::nullopt;
-  r.signals = ComputeSignals(info, recent, latest, r.options);
-  r.signals.span_name = "the last " + Duration(options.recent_seconds);
-  r.signals.recent = true;
-  return r;
+std::vector<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
+                                                std::span<const WindowPoint> points,
+                                                const GpuSample& latest,
+                                                const DiagnoseOptions& options) {
+  std::vector<RecentSignals> out;
+  if (options.recent_seconds <= 0 || points.size() < 2) return out;
+  for (double span : {options.recent_seconds, options.recent_seconds / 2}) {
+    if (points.back().t - points.front().t <= span) continue;
+    RecentSignals r;
+    r.options = options;
+    r.options.window_seconds = span;
+    std::span<const WindowPoint> recent = TrailingPoints(points, span);
+    if (recent.size() < 2) continue;
+    r.signals = ComputeSignals(info, recent, latest, r.options);
+    r.signals.span_name = "the last " + Duration(span);
+    r.signals.recent = true;
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 double PcieCapacityBytesPerSecond(unsigned gen, unsigned width) {

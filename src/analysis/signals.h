@@ -7,6 +7,8 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
@@ -23,6 +25,21 @@ inline constexpr double kIdleUtil = 0.05;
 inline constexpr double kGapUtil = 0.15;
 // At or above this a point is busy.
 inline constexpr double kBusyUtil = 0.5;
+
+// What marks the start of a rule's condition in the window (Rule::onset):
+// the series whose rise RiseOnset finds, or a run or trend it already has.
+enum class OnsetSignal : uint8_t {
+  kBusy,     // utilization at or above the compute-bound level
+  kMemory,   // the leak's change point, else the fill reaching near-full
+  kDram,     // DRAM (or memory copy) busy
+  kThermal,  // thermal clock reasons
+  kPower,    // software power cap or hardware power brake
+  kLink,     // the busier link's share of its capacity
+  kPcie,     // the PCIe link below its maximum width (else generation)
+  kGaps,     // idle gaps in the work
+  kIdleRun,  // the trailing idle run
+};
+inline constexpr std::size_t kOnsetSignalCount = 9;
 
 struct LinkSignals {
   double capacity_bps = 0;  // per direction
@@ -44,8 +61,18 @@ struct Signals {
   // its points carry (analysis/mig.h); "" for a whole GPU.
   std::string parent;
 
+  // Time of the first and the last point (unix seconds).
+  double start = 0, end = 0;
+  // Since when each onset signal's condition holds: its change point, else
+  // `start` (it held, or did not change, throughout the window).
+  std::array<double, kOnsetSignalCount> onset{};
+  double OnsetOf(OnsetSignal o) const { return onset[static_cast<std::size_t>(o)]; }
+
   // Activity, ratios 0..1.
   Summary util;
+  // Utilization's spread without its extreme moments (TrimmedStddev by
+  // kSteadyTrim): what "steady" is judged on.
+  double util_spread = 0;
   std::optional<Summary> sm_active, dram_active, mem_copy;
   double idle_share = 0, gap_share = 0, busy_share = 0;
   int gap_runs = 0;   // idle gaps between busy stretches
@@ -58,7 +85,8 @@ struct Signals {
 
   // Memory, bytes.
   std::optional<double> mem_capacity, mem_used_last;
-  std::optional<LinearFit> mem_trend;  // over the trailing trend span
+  std::optional<LinearFit> mem_trend;     // over the trailing trend span or the leak's segment
+  std::optional<double> mem_trend_since;  // the leak's change point, when fitted after it
   std::optional<double> oom_eta_seconds;
 
   // Power and clocks over busy points.
@@ -91,18 +119,19 @@ std::span<const WindowPoint> TrailingPoints(std::span<const WindowPoint> points,
 Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
                        const GpuSample& latest, const DiagnoseOptions& options);
 
-// The signals of the trailing options.recent_seconds of `points` (already
-// trimmed to the window), named "the last 30s", with the options the rules
-// should judge them by (window_seconds = the recent span); nullopt when the
-// recent span is off or the points cover no more than it.
+// The signals of the recent horizons of `points` (already trimmed to the
+// window): its trailing options.recent_seconds and the half of that, each
+// named "the last 1m00s" and with the options the rules should judge it by
+// (window_seconds = that span). Empty when the recent span is off; a horizon
+// is left out where the points cover no more than it.
 struct RecentSignals {
   Signals signals;
   DiagnoseOptions options;
 };
-std::optional<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
-                                                  std::span<const WindowPoint> points,
-                                                  const GpuSample& latest,
-                                                  const DiagnoseOptions& options);
+std::vector<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
+                                                std::span<const WindowPoint> points,
+                                                const GpuSample& latest,
+                                                const DiagnoseOptions& options);
 
 // PCIe bytes per second per direction of one link: generation x lanes.
 double PcieCapacityBytesPerSecond(unsigned gen, unsigned width);

@@ -122,6 +122,90 @@ std::pair<double, double> HeadTailMeans(const Series& s, double share) {
   return {mean_over(false), mean_over(true)};
 }
 
+double TrimmedStddev(const Series& s, double trim) {
+  if (s.empty()) return 0;
+  const double spacing = MedianSpacing(s);
+  std::vector<std::size_t> order(s.size());
+  double total = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) order[i] = i, total += Weight(s, i, spacing);
+  std::sort(order.begin(), order.end(),
+            [&s](std::size_t a, std::size_t b) { return s.v[a] < s.v[b]; });
+  // Each point keeps the part of its time that lies inside [trim, 1 - trim]
+  // of the total, in value order.
+  const double lo = trim * total, hi = (1 - trim) * total;
+  std::vector<double> kept(s.size());
+  double below = 0, sum = 0, weight = 0;
+  for (std::size_t i : order) {
+    const double w = Weight(s, i, spacing);
+    kept[i] = std::max(0.0, std::min(below + w, hi) - std::max(below, lo));
+    below += w, sum += kept[i] * s.v[i], weight += kept[i];
+  }
+  if (weight <= 0) return 0;
+  const double mean = sum / weight;
+  double sq = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double d = s.v[i] - mean, sd = s.Sd(i);
+    sq += kept[i] * (d * d + sd * sd);
+  }
+  return std::sqrt(sq / weight);
+}
+
+std::optional<double> RiseOnset(const Series& s, double min_rise, double min_side) {
+  if (s.size() < 2) return std::nullopt;
+  const double spacing = MedianSpacing(s);
+  double total = 0, sum = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double w = Weight(s, i, spacing);
+    total += w, sum += w * s.v[i];
+  }
+  std::optional<double> best_t;
+  double best = 0, before_w = 0, before_sum = 0;
+  for (std::size_t k = 1; k < s.size(); ++k) {
+    const double w = Weight(s, k - 1, spacing);
+    before_w += w, before_sum += w * s.v[k - 1];
+    const double after_w = total - before_w;
+    if (after_w < min_side) break;
+    if (before_w < min_side) continue;
+    const double rise = (sum - before_sum) / after_w - before_sum / before_w;
+    const double score = rise * std::sqrt(before_w * after_w) / total;
+    if (rise >= min_rise && score > best) best = score, best_t = s.t[k];
+  }
+  return best_t;
+}
+
+std::optional<std::size_t> TwoLineSplit(const Series& s, double min_tail) {
+  if (s.size() < 6) return std::nullopt;
+  const double spacing = MedianSpacing(s), t0 = s.At(0);
+  // Prefix sums of the weighted moments, time centred on the first point.
+  const std::size_t n = s.size();
+  std::vector<double> w(n + 1), wt(n + 1), wv(n + 1), wtt(n + 1), wtv(n + 1), wvv(n + 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const double a = Weight(s, i, spacing), t = s.At(i) - t0, v = s.v[i];
+    w[i + 1] = w[i] + a, wt[i + 1] = wt[i] + a * t, wv[i + 1] = wv[i] + a * v;
+    wtt[i + 1] = wtt[i] + a * t * t, wtv[i + 1] = wtv[i] + a * t * v;
+    wvv[i + 1] = wvv[i] + a * v * v;
+  }
+  // Residual sum of squares of the weighted line over [from, to).
+  auto sse = [&](std::size_t from, std::size_t to) {
+    const double sw = w[to] - w[from];
+    if (sw <= 0 || to - from < 2) return 0.0;
+    const double mt = (wt[to] - wt[from]) / sw, mv = (wv[to] - wv[from]) / sw;
+    const double stt = wtt[to] - wtt[from] - sw * mt * mt;
+    const double stv = wtv[to] - wtv[from] - sw * mt * mv;
+    const double svv = wvv[to] - wvv[from] - sw * mv * mv;
+    return std::max(0.0, stt > 0 ? svv - stv * stv / stt : svv);
+  };
+  std::optional<std::size_t> best;
+  double best_sse = 0;
+  const double end = s.t.back() + Weight(s, n - 1, spacing);
+  for (std::size_t k = 3; k + 3 <= n; ++k) {
+    if (end - s.t[k] < min_tail) break;
+    const double total = sse(0, k) + sse(k, n);
+    if (!best || total < best_sse) best = k, best_sse = total;
+  }
+  return best;
+}
+
 double MedianSpacing(const Series& s) {
   if (s.size() < 2) return 0;
   std::vector<double> d;
@@ -157,6 +241,16 @@ double ShareWhere(const Series& s, Condition c) {
     hit += w * HeldShare(s, i, c);
   }
   return total > 0 ? hit / total : 0;
+}
+
+Series Indicator(const Series& s, Condition c) {
+  Series out;
+  out.Reserve(s.size());
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const double held = HeldShare(s, i, c);
+    out.Push(s.t[i], held, s.W(i), held, held, 0);
+  }
+  return out;
 }
 
 int CountRuns(const Series& s, Condition c) {

@@ -89,6 +89,9 @@ double Weight(const Series& s, std::size_t i, double spacing);
 // min and max with its mean would spend there: exact for two-level signals
 // (busy and idle stretches), an estimate otherwise.
 double ShareWhere(const Series& s, Condition c);
+// The series with each value replaced by the share of its time where `c`
+// held (0..1; see ShareWhere), for RiseOnset.
+Series Indicator(const Series& s, Condition c);
 // Number of maximal runs of consecutive points where `c` holds; a bucket
 // that straddles the threshold holds at least one run start.
 int CountRuns(const Series& s, Condition c);
@@ -104,6 +107,24 @@ std::optional<double> CounterRate(std::span<const WindowPoint> points, Metric m)
 // (in a bucket: the longest share of time of those bits); nullopt when the
 // bitmask is absent.
 std::optional<double> ReasonShare(std::span<const WindowPoint> points, uint64_t mask);
+
+// Time-weighted standard deviation of the values once the lowest and the
+// highest `trim` share of the series's time are dropped (a bucket's own
+// spread counts for the points kept): one short stall or spike does not make
+// a steady series look unsteady, a series that keeps moving stays wide.
+double TrimmedStddev(const Series& s, double trim);
+
+// The change point of a mean shift upwards: the start of the trailing
+// segment whose time-weighted mean exceeds that of the points before it the
+// most (weighted by how evenly the split cuts the series), when it rises by
+// at least `min_rise`, with at least `min_side` seconds on either side;
+// nullopt when no split does (the level held, or not, throughout).
+std::optional<double> RiseOnset(const Series& s, double min_rise, double min_side);
+
+// The least-squares split of the series into two lines: the index where the
+// second one starts, chosen among those that leave at least `min_tail`
+// seconds after it; nullopt with too few points.
+std::optional<std::size_t> TwoLineSplit(const Series& s, double min_tail);
 
 // Median spacing of the series (seconds); 0 with fewer than two points.
 double MedianSpacing(const Series& s);

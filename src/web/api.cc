@@ -76,7 +76,8 @@ void AddBottleneck(const analysis::GpuDiagnosis* diagnosis, json& device) {
   const analysis::Finding& top = diagnosis->findings.front();
   device["bottleneck"] = {{"kind", analysis::KindName(top.kind)},
                           {"confidence", top.confidence},
-                          {"verdict", top.verdict}};
+                          {"verdict", top.verdict},
+                          {"since", top.since}};
   for (const analysis::Finding& f : diagnosis->findings) {
     if (f.oom_eta_seconds) device["oom_eta_seconds"] = *f.oom_eta_seconds;
   }

@@ -6,6 +6,9 @@
   reports a non-trivial body;
 - gpuscope_bench --mode=counters lists catalog metrics with their types (the
   harness then serves with it, so serve accepting it is checked there);
+- gpuscope_bench --mode=detection: every kind of the onset scenarios is found
+  by diagnose and exported by serve within its target (scenario seconds:
+  60 s, idle_held 210 s; issue 40);
 - bench/harness.py --smoke (every stage for a second or two, callgrind off):
   the JSON and the markdown report are well formed and hold every section.
 
@@ -69,6 +72,18 @@ class MicroBenchmarks(unittest.TestCase):
         self.assertIn("DCGM_FI_DEV_GPU_UTIL, gauge", csv)
         self.assertIn("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, counter", csv)
 
+    def test_detection_latency_meets_targets(self):
+        out = subprocess.run([BENCH, "--mode=detection"], capture_output=True, text=True,
+                             check=True).stdout
+        d = json.loads(out)
+        self.assertGreaterEqual(len(d["cases"]), 30)
+        for kind, worst in d["worst"].items():
+            target = 210 if kind == "idle_held" else 60
+            self.assertLessEqual(worst["diagnose_s"], target, kind)
+            self.assertLessEqual(worst["serve_s"], target, kind)
+        self.assertIn("starved", d["worst"])
+        self.assertIn("memory_bandwidth", d["worst"])
+
     def test_unknown_mode_fails(self):
         r = subprocess.run([BENCH, "--mode=nope"], capture_output=True, text=True)
         self.assertEqual(r.returncode, 2)
@@ -124,8 +139,8 @@ class HarnessSmoke(unittest.TestCase):
         self.assertIsNone(results["soak"]["error"])
         self.assertGreater(len(results["soak"]["samples"]), 1)
         for heading in ("# Performance", "## Summary", "## Scrapes", "## Micro-benchmarks",
-                        "## Sampling", "## NVML calls", "## Instructions", "## Soak",
-                        "## Method", "Smoke run"):
+                        "## Sampling", "## Detection latency", "## NVML calls",
+                        "## Instructions", "## Soak", "## Method", "Smoke run"):
             self.assertIn(heading, report)
         self.assertIn("/metrics p99 latency", report)
 

@@ -4,10 +4,13 @@
 // scenario second at a time (collect::SampleSteps) and diagnosed at every
 // step; the first step a finding appears gives its latency. `gpuscope serve`
 // re-runs the diagnosis every MonitorOptions::diagnose_interval_seconds, so
-// the latency plus that interval must meet the class's target (issue 12):
-// thermal, power, interconnect and memory within 60 s, idle_held within 210 s
-// of the job going idle. A finding before its onset, or one that drops out
-// again before the end, fails too. This is scenario time, not wall-clock.
+// the latency plus that interval must meet the class's target (issues 12 and
+// 40): every limit (thermal, power, interconnect, PCIe, memory capacity and
+// bandwidth, starved) within 60 s of its onset whatever the window,
+// idle_held within 210 s of the job going idle. A sidecar's `window` sets the
+// window diagnosed (default 300 s; late-onsets-10m uses 600). A finding
+// before its onset, or one that drops out again before the end, fails too.
+// This is scenario time, not wall-clock.
 //
 // docs/diagnosis.md quotes the measured table between markers; regenerate it
 // with GPUSCOPE_UPDATE_DOCS=1 build/<dir>/analysis_tests --gtest_filter='Detection.*'
@@ -22,6 +25,7 @@
 
 #include "analysis/monitor.h"
 #include "analysis/report.h"
+#include "analysis/rules.h"
 #include "analysis_doc_block.h"
 #include "collect/stepped.h"
 #include "sim_fixture.h"
@@ -36,9 +40,11 @@ constexpr const char* kBegin = "<!-- detection-latency:begin -->\n";
 constexpr const char* kEnd = "<!-- detection-latency:end -->\n";
 
 // Target per class, seconds from onset (classes not listed have none).
-const std::map<std::string, double> kTargets = {{"thermal_throttle", 60},   {"power_cap", 60},
-                                                {"interconnect_bound", 60}, {"pcie_degraded", 60},
-                                                {"memory_capacity", 60},    {"idle_held", 210}};
+// compute_bound has none: the healthy verdict is the whole window's.
+const std::map<std::string, double> kTargets = {
+    {"thermal_throttle", 60}, {"power_cap", 60},       {"interconnect_bound", 60},
+    {"pcie_degraded", 60},    {"memory_capacity", 60}, {"memory_bandwidth", 60},
+    {"starved", 60},          {"idle_held", 210}};
 
 struct Case {
   std::size_t gpu = 0;
@@ -53,6 +59,7 @@ struct Case {
 struct OnsetScenario {
   fs::path yaml;
   double end = 300;
+  double window = 300;
   std::vector<Case> cases;
 };
 
@@ -65,6 +72,7 @@ std::vector<OnsetScenario> LoadOnsets(const fs::path& dir) {
     OnsetScenario s;
     s.yaml = dir / (entry.path().stem().string() + ".yaml");
     if (root["end"]) s.end = root["end"].as<double>();
+    if (root["window"]) s.window = root["window"].as<double>();
     for (const auto& g : root["onset"]) {
       for (const auto& k : g.second) {
         Case c;
@@ -101,9 +109,11 @@ void SampleAndDiagnose(OnsetScenario& s) {
   collect::SteppedOptions o;
   o.nvml_path = test_support::SimLibraryPath();
   o.end_seconds = s.end;
-  o.window_span_s = DiagnoseOptions{}.window_seconds + 10;
-  o.on_step_window = [&s](const SnapshotPtr& snap, const Window& window) {
-    std::vector<GpuDiagnosis> results = RunDiagnose(*snap, window, RunOptions{});
+  o.window_span_s = s.window + 10;
+  RunOptions options;
+  options.diagnose.window_seconds = s.window;
+  o.on_step_window = [&s, &options](const SnapshotPtr& snap, const Window& window) {
+    std::vector<GpuDiagnosis> results = RunDiagnose(*snap, window, options);
     for (Case& c : s.cases) Observe(results, snap->timestamp, c);
   };
   Result<collect::SteppedRun> run = collect::SampleSteps(o);
@@ -112,19 +122,20 @@ void SampleAndDiagnose(OnsetScenario& s) {
 
 std::string Table(const std::vector<OnsetScenario>& suite, double cadence) {
   std::string out = fmt::format(
-      "| class | scenario | GPU | onset (s) | found at (s) | latency (s) | + serve's {:.0f} s "
-      "cadence | target (s) |\n|---|---|---|---|---|---|---|---|\n",
+      "| class | scenario | window | GPU | onset (s) | found at (s) | latency (s) | + serve's "
+      "{:.0f} s cadence | target (s) |\n|---|---|---|---|---|---|---|---|---|\n",
       cadence);
   std::map<std::string, double> worst;
   for (const OnsetScenario& s : suite) {
     for (const Case& c : s.cases) {
       double latency = c.found ? *c.found - c.onset : -1;
       worst[c.kind] = std::max(worst[c.kind], latency + cadence);
-      out += fmt::format(
-          "| {} | {} | {} {} | {:.0f} | {} | {} | {} | {:.0f} |\n", c.kind, s.yaml.stem().string(),
-          c.gpu, c.model, c.onset, c.found ? fmt::format("{:.0f}", *c.found) : "never",
-          c.found ? fmt::format("{:.0f}", latency) : "-",
-          c.found ? fmt::format("{:.0f}", latency + cadence) : "-", kTargets.at(c.kind));
+      out += fmt::format("| {} | {} | {} | {} {} | {:.0f} | {} | {} | {} | {:.0f} |\n", c.kind,
+                         s.yaml.stem().string(), Duration(s.window), c.gpu, c.model, c.onset,
+                         c.found ? fmt::format("{:.0f}", *c.found) : "never",
+                         c.found ? fmt::format("{:.0f}", latency) : "-",
+                         c.found ? fmt::format("{:.0f}", latency + cadence) : "-",
+                         kTargets.at(c.kind));
     }
   }
   out += "\nWorst case per class, with the cadence: ";
@@ -138,7 +149,7 @@ std::string Table(const std::vector<OnsetScenario>& suite, double cadence) {
 TEST(Detection, LatencyFromOnsetMeetsTargets) {
   fs::path dir = fs::path(test_support::SourceDir()) / "sim/scenarios/diagnosis";
   std::vector<OnsetScenario> suite = LoadOnsets(dir);
-  ASSERT_GE(suite.size(), 5u);
+  ASSERT_GE(suite.size(), 8u);
   std::map<std::string, int> classes;
   for (OnsetScenario& s : suite) {
     SampleAndDiagnose(s);

@@ -290,7 +290,8 @@ TEST(Diagnose, RecentlyIdleIsNotASteadyLoad) {
 }
 
 // A limit that began 40 s before the end fills 13% of a 5-minute window: the
-// rules also judge the recent part, so it is found now, not minutes later.
+// rules also judge the recent horizons, so it is found now, not minutes
+// later, and it says since when it holds.
 TEST(Diagnose, RecentPowerCapIsFoundOverTheRecentSpan) {
   FakeGpu g = MakeGpu(true);
   Fill(g, 300, [](int i, Level& l) {
@@ -299,7 +300,8 @@ TEST(Diagnose, RecentPowerCapIsFoundOverTheRecentSpan) {
   std::vector<Finding> f = DiagnoseGpu(g);
   const Finding* cap = FindKind(f, FindingKind::kPowerCap);
   ASSERT_NE(cap, nullptr);
-  EXPECT_THAT(cap->verdict, ::testing::HasSubstr("100% of the last 30s"));
+  EXPECT_THAT(cap->verdict, ::testing::HasSubstr("66% of the last 1m00s"));
+  EXPECT_NEAR(cap->since_seconds, 40, 1.5);
   EXPECT_EQ(FindKind(f, FindingKind::kComputeBound), nullptr);
   DiagnoseOptions whole_only;
   whole_only.recent_seconds = 0;

@@ -2,6 +2,10 @@
 // simulator, the sampler (scenario time stepped in-process) and the
 // diagnosis; the findings are scored against the labels of its `.expect`
 // sidecar, and the confusion matrix is printed (docs/diagnosis.md quotes it).
+// A sidecar may set `window` (seconds diagnosed, default 300: a 10-minute
+// window is `window: 600`) and `oom_eta` (per GPU the true seconds to OOM at
+// `end`, from the scenario's leak rate and free memory): the finding's ETA
+// must be within kEtaTolerance of it.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -9,6 +13,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "analysis/report.h"
@@ -24,11 +29,18 @@ namespace fs = std::filesystem;
 // Acceptance: findings right overall and per class (TP / (TP + FP + FN)).
 constexpr double kMinOverall = 0.95;
 constexpr double kMinPerClass = 0.90;
+// An OOM ETA within 20% (or 10 s) of the truth: the fit's slope is exact for
+// a steady leak; the rest is the sampling of a 1 s series and the change
+// point's position.
+constexpr double kEtaTolerance = 0.20;
+constexpr double kEtaToleranceSeconds = 10;
 
 struct Expectation {
   std::string scenario;
   double end = 300;
+  double window = 300;
   std::map<std::size_t, std::set<std::string>> gpus;  // position -> kinds
+  std::map<std::size_t, double> oom_eta;              // position -> true seconds to OOM
 };
 
 std::vector<Expectation> LoadExpectations(const fs::path& dir) {
@@ -39,6 +51,10 @@ std::vector<Expectation> LoadExpectations(const fs::path& dir) {
     Expectation e;
     e.scenario = (dir / entry.path().stem()).string() + ".yaml";
     if (root["end"]) e.end = root["end"].as<double>();
+    if (root["window"]) e.window = root["window"].as<double>();
+    for (const auto& g : root["oom_eta"]) {
+      e.oom_eta[g.first.as<std::size_t>()] = g.second.as<double>();
+    }
     for (const auto& g : root["gpus"]) {
       std::set<std::string>& kinds = e.gpus[g.first.as<std::size_t>()];
       for (const auto& k : g.second) {
@@ -131,8 +147,10 @@ TEST(GroundTruth, ScenarioSuite) {
     o.end_seconds = e.end;
     Result<collect::SteppedRun> run = collect::SampleSteps(o);
     ASSERT_TRUE(run.ok()) << e.scenario << ": " << run.status().message();
+    RunOptions options;
+    options.diagnose.window_seconds = e.window;
     std::vector<GpuDiagnosis> results =
-        RunDiagnose(*run->snapshot, run->sampler->window(), RunOptions{});
+        RunDiagnose(*run->snapshot, run->sampler->window(), options);
     ASSERT_EQ(results.size(), e.gpus.size()) << e.scenario << ": label every GPU";
     for (const GpuDiagnosis& d : results) {
       std::set<std::string> found;
@@ -147,6 +165,17 @@ TEST(GroundTruth, ScenarioSuite) {
         mistakes += fmt::format("  {} GPU {}: expected [{}] found [{}]\n",
                                 fs::path(e.scenario).filename().string(), d.slot,
                                 fmt::join(expected, ", "), fmt::join(found, ", "));
+      }
+      if (auto truth = e.oom_eta.find(d.slot); truth != e.oom_eta.end()) {
+        const Finding* f = FindKind(d.findings, FindingKind::kMemoryCapacity);
+        std::optional<double> eta = f ? f->oom_eta_seconds : std::nullopt;
+        std::printf("%s GPU %zu: OOM ETA %s s, truth %.0f s\n",
+                    fs::path(e.scenario).filename().c_str(), d.slot,
+                    eta ? fmt::format("{:.0f}", *eta).c_str() : "none", truth->second);
+        ASSERT_TRUE(eta) << e.scenario << " GPU " << d.slot << ": no OOM ETA";
+        EXPECT_NEAR(*eta, truth->second,
+                    std::max(kEtaToleranceSeconds, kEtaTolerance * truth->second))
+            << e.scenario << " GPU " << d.slot;
       }
       // A healthy compute-bound GPU must carry no throttling or bottleneck.
       if (expected == std::set<std::string>{"compute_bound"}) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "analysis/monitor.h"
 #include "analysis/report.h"
@@ -56,6 +57,49 @@ TEST(WindowStats, CounterRateAndReasonBits) {
   EXPECT_NEAR(*ReasonShare(points, 0x80), 0, 1e-9);
 }
 
+// One 5 s stall among 300 s at 97%: the raw deviation is 12 points, the
+// 5%-trimmed one stays at the plateau's; a load that keeps moving stays wide.
+TEST(WindowStats, TrimmedSpreadIgnoresOneStall) {
+  Series stall, moving;
+  for (int i = 0; i < 300; ++i) {
+    stall.t.push_back(i), stall.v.push_back(i >= 150 && i < 155 ? 0 : 0.97);
+    moving.t.push_back(i), moving.v.push_back(i % 10 < 5 ? 0.2 : 0.97);
+  }
+  EXPECT_GT(Summarize(stall).stddev, 0.1);
+  EXPECT_LT(TrimmedStddev(stall, 0.05), 0.01);
+  EXPECT_GT(TrimmedStddev(moving, 0.05), 0.3);
+}
+
+// The change point of a condition that began 40 s before the end; none for
+// one that holds (or alternates) throughout; none shorter than min_side.
+TEST(WindowStats, RiseOnsetFindsTheChangePoint) {
+  Series late, periodic, blip;
+  for (int i = 0; i < 300; ++i) {
+    late.t.push_back(i), late.v.push_back(i >= 260 ? 1 : 0);
+    periodic.t.push_back(i), periodic.v.push_back(i % 10 < 5 ? 1 : 0);
+    blip.t.push_back(i), blip.v.push_back(i >= 295 ? 1 : 0);
+  }
+  ASSERT_TRUE(RiseOnset(late, 0.3, 10));
+  EXPECT_DOUBLE_EQ(*RiseOnset(late, 0.3, 10), 260);
+  EXPECT_FALSE(RiseOnset(periodic, 0.3, 10));
+  EXPECT_FALSE(RiseOnset(blip, 0.6, 10));
+}
+
+// A flat 40 GiB, then a leak from 250 s: the split lands on the leak's start.
+TEST(WindowStats, TwoLineSplitFindsWhereTheLeakBegan) {
+  Series s;
+  for (int i = 0; i < 300; ++i) s.t.push_back(i), s.v.push_back(40 + (i >= 250 ? i - 250 : 0));
+  std::optional<std::size_t> split = TwoLineSplit(s, 30);
+  ASSERT_TRUE(split);
+  EXPECT_NEAR(s.t[*split], 250, 1);
+  LinearFit leak = FitLine(Since(s, s.t[*split]));
+  EXPECT_NEAR(leak.slope, 1, 0.02);
+  Series late;  // a leak of 20 s has no segment of 30 s yet: the split stays before it
+  for (int i = 0; i < 300; ++i) late.t.push_back(i), late.v.push_back(i >= 280 ? i - 280 : 0);
+  ASSERT_TRUE(TwoLineSplit(late, 30));
+  EXPECT_LE(late.t[*TwoLineSplit(late, 30)], 270);
+}
+
 // A snapshot + window of one thermally throttled H100 and one idle-held A100.
 struct Node {
   Snapshot snapshot;
@@ -96,6 +140,25 @@ TEST(Report, TextNamesVerdictEvidenceAndAction) {
 
 // A GPU in MIG mode has no whole-GPU utilization: the report says so and
 // invents no load figure or verdict for the parent.
+// Every finding says since when it holds, in the text and the JSON.
+TEST(Report, FindingsSaySinceWhen) {
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 300, [](int i, Level& l) {
+    if (i >= 260) l.reasons = 0x60, l.clock = 1500;
+  });
+  std::vector<Finding> f = test_util::DiagnoseGpu(g);
+  const Finding* thermal = FindKind(f, FindingKind::kThermalThrottle);
+  ASSERT_NE(thermal, nullptr);
+  EXPECT_NEAR(thermal->since_seconds, 40, 1.5);
+  EXPECT_NEAR(thermal->since, g.points.back().t - 40, 1.5);
+  GpuDiagnosis d;
+  d.info = g.info, d.span_seconds = 299, d.findings = f;
+  EXPECT_THAT(FormatText({d}), HasSubstr("39s before the window's end"));
+  nlohmann::json j = nlohmann::json::parse(FormatJson({d}));
+  EXPECT_NEAR(j["gpus"][0]["findings"][0]["since_seconds"].get<double>(), 40, 1.5);
+  EXPECT_TRUE(j["gpus"][0]["findings"][0].contains("since"));
+}
+
 TEST(Report, MigParentWithoutUtilizationSaysSo) {
   Node node;
   FakeGpu mig = MakeGpu(true);
