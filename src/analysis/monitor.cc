@@ -2,15 +2,15 @@
 
 #include <algorithm>
 
+#include "analysis/rules_thresholds.h"
+#include "analysis/signals.h"
 #include "export/builtin_families.h"
 
 namespace gpuscope::analysis {
 namespace {
 
-// Matches the diagnosis: under 5% is idle, 256 MiB held is more than a bare
-// CUDA context.
-constexpr double kIdlePercent = 5;
-constexpr double kHeldMinBytes = 256.0 * 1024 * 1024;
+// The diagnosis's idle point (signals.h), in the samples' percent.
+constexpr double kIdlePercent = kIdleUtil * 100;
 constexpr double kSecondsPerHour = 3600;
 
 }  // namespace
@@ -50,15 +50,7 @@ bool IsIdleHeldNow(const GpuSample& sample) {
   if (sample.state != GpuState::kOk || !sample.Has(activity)) return false;
   if (sample.Get(activity) >= kIdlePercent) return false;
   if (sample.Has(Metric::kSmActive) && sample.Get(Metric::kSmActive) >= kIdlePercent) return false;
-  double held = 0;
-  bool sized = false;
-  for (const ProcessInfo& p : sample.processes) {
-    if (p.used_memory_bytes) sized = true, held += static_cast<double>(*p.used_memory_bytes);
-  }
-  if (!sized && !sample.processes.empty() && sample.Has(Metric::kMemoryUsed)) {
-    held = sample.Get(Metric::kMemoryUsed);  // per-process sizes hidden
-  }
-  return held >= kHeldMinBytes;
+  return HeldBytes(sample).value_or(0) >= kHeldMinBytes.value;
 }
 
 DiagnosisMonitor::DiagnosisMonitor(MonitorOptions options)

@@ -7,8 +7,9 @@
 //
 // The waste counters integrate the time between snapshots during which the
 // GPU was idle (utilization, and SM activity where present, under 5%) while
-// processes held at least 256 MiB of its memory: the exact share of idle-held
-// time, whatever the scrape interval. Counters are keyed by GPU UUID (and MIG
+// at least 256 MiB of its memory was held (HeldBytes: as the idle rules count
+// it, the device's used memory where processes are hidden): the exact share
+// of idle-held time, whatever the scrape interval. Counters are keyed by GPU UUID (and MIG
 // UUID), so they survive GPUs being reordered.
 //
 // Thread safety: Update (one thread, typically the sampler's) and Families

@@ -308,20 +308,27 @@ void LinkSignalsOf(const GpuInfo& info, std::span<const WindowPoint> points,
 
 void ProcessSignals(const GpuSample& latest, Signals& s) {
   s.process_count = latest.processes.size();
-  bool any_size = false;
   for (const ProcessInfo& p : latest.processes) {
     if (p.sm_utilization) s.process_sm = s.process_sm.value_or(0) + *p.sm_utilization;
-    if (!p.used_memory_bytes) continue;
-    any_size = true;
-    s.held_bytes += static_cast<double>(*p.used_memory_bytes);
   }
-  // The driver may hide per-process memory, or the processes themselves (a
-  // container without the host's PID namespace); the GPU's used memory is
-  // then the best measure of what is held.
-  if (!any_size) s.held_bytes = s.mem_used_last.value_or(0);
+  s.held_bytes = HeldBytes(latest).value_or(s.mem_used_last.value_or(0));
 }
 
 }  // namespace
+
+std::optional<double> HeldBytes(const GpuSample& sample) {
+  double held = 0;
+  bool any_size = false;
+  for (const ProcessInfo& p : sample.processes) {
+    if (p.used_memory_bytes) any_size = true, held += static_cast<double>(*p.used_memory_bytes);
+  }
+  if (any_size) return held;
+  // The driver may hide per-process memory, or the processes themselves (a
+  // container without the host's PID namespace); the GPU's used memory is
+  // then the best measure of what is held.
+  if (sample.Has(Metric::kMemoryUsed)) return sample.Get(Metric::kMemoryUsed);
+  return std::nullopt;
+}
 
 std::span<const WindowPoint> TrailingPoints(std::span<const WindowPoint> points, double window) {
   if (points.empty()) return {};

@@ -116,6 +116,11 @@ struct Signals {
 // straddles that start: a suffix of `points`, not a copy.
 std::span<const WindowPoint> TrailingPoints(std::span<const WindowPoint> points, double window);
 
+// Bytes the GPU's processes hold: their sizes, else (sizes or processes
+// hidden) the GPU's used memory; nullopt when neither is known. What the idle
+// rules and serve's idle-held counter call held (kHeldMinBytes).
+std::optional<double> HeldBytes(const GpuSample& sample);
+
 Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
                        const GpuSample& latest, const DiagnoseOptions& options);
 

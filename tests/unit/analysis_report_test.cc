@@ -6,6 +6,7 @@
 
 #include "analysis/monitor.h"
 #include "analysis/report.h"
+#include "analysis/signals.h"
 #include "analysis/window_stats.h"
 #include "analysis_test_util.h"
 
@@ -356,6 +357,18 @@ TEST(Monitor, IdleHeldNowNeedsHeldMemory) {
   s.Set(Metric::kMemoryUsed, 4 * kGiB);  // sizes hidden: the GPU's used memory counts
   EXPECT_TRUE(IsIdleHeldNow(s));
   s.Set(Metric::kGpuUtil, 40);
+  EXPECT_FALSE(IsIdleHeldNow(s));
+}
+
+// The counter and the idle rules agree on what is held: a container without
+// the host's PIDs sees no process, yet 40 GiB resident is held, not idle.
+TEST(Monitor, IdleHeldNowCountsResidentMemoryWhenProcessesAreHidden) {
+  GpuSample s;
+  s.Set(Metric::kGpuUtil, 0);
+  s.Set(Metric::kMemoryUsed, 40 * kGiB);
+  EXPECT_TRUE(IsIdleHeldNow(s));
+  EXPECT_EQ(HeldBytes(s), 40 * kGiB);
+  s.Set(Metric::kMemoryUsed, 100 * 1024 * 1024);  // a bare context: not held
   EXPECT_FALSE(IsIdleHeldNow(s));
 }
 
