@@ -9,8 +9,10 @@
 // shared_ptr<const Attribution>; nobody mutates it afterwards.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +54,9 @@ struct AttributionSource {
   std::string name;
   bool up = false;
   std::string error;  // one sentence when !up
+  // Failed attempts so far, for a source that counts them ("resourceslices"):
+  // gpuscope_attribution_failures_total{source}.
+  std::optional<uint64_t> failures;
 };
 
 struct Attribution {

@@ -214,7 +214,7 @@ const SliceIndex* ResourceSliceReader::Lookup(std::span<const DraDevice* const> 
 }
 
 AttributionSource ResourceSliceReader::state() const {
-  return {"resourceslices", tried_ && error_.empty(), tried_ ? error_ : "not asked yet"};
+  return {"resourceslices", tried_ && error_.empty(), tried_ ? error_ : "not asked yet", failures_};
 }
 
 }  // namespace gpuscope::attribution

@@ -111,6 +111,9 @@ inline constexpr std::string_view kProcessLabels =
   X(kAttributionUp, "gpuscope_attribution_up", kGauge, kSelf, kNone, "source",                     \
     "1 when the attribution source (kubelet, hpc) answered at its last refresh; 0 while it is "    \
     "down (its labels are missing meanwhile).")                                                    \
+  X(kAttributionFailures, "gpuscope_attribution_failures_total", kCounter, kSelf, kNone, "source", \
+    "Failed attempts of an attribution source that counts them (resourceslices: lists of the "     \
+    "node's DRA ResourceSlices); absent for the others.")                                          \
   /* The health module (health/families.cc). */                                                    \
   X(kGpuHealth, "gpuscope_gpu_health", kGauge, kHealth, kNative, "check",                          \
     "Health verdict per GPU and check: 0 ok, 1 warn, 2 fail (gpuscope health shows the "           \

@@ -58,6 +58,16 @@ prom::Family AttributionUp(const Attribution& attribution) {
   return family;
 }
 
+prom::Family AttributionFailures(const Attribution& attribution) {
+  prom::Family family = prom::MakeFamily(prom::kAttributionFailures);
+  for (const AttributionSource& source : attribution.sources) {
+    if (!source.failures) continue;
+    family.samples.push_back(
+        {-1, {{"source", source.name}}, static_cast<double>(*source.failures)});
+  }
+  return family;
+}
+
 }  // namespace
 
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts scrapes,
@@ -203,6 +213,10 @@ std::vector<prom::Family> Exporter::Families(const Cycle& cycle) const {
                    s.event_state ? &*s.event_state : nullptr);
   const Attribution* attribution = cycle.snapshot->attribution.get();
   if (attribution && !attribution->sources.empty()) out.push_back(AttributionUp(*attribution));
+  if (attribution) {
+    prom::Family failures = AttributionFailures(*attribution);
+    if (!failures.samples.empty()) out.push_back(std::move(failures));
+  }
   for (auto& family : health::ToFamilies(*cycle.health, s.options.health_families)) {
     out.push_back(std::move(family));
   }

@@ -177,6 +177,8 @@ class AttributionDraTest(unittest.TestCase):
         check([p for _, p in holders(body, "DCGM_FI_DEV_GPU_UTIL", "0")] == ["dra-trainer-0"],
               "GPU 0 by its name's minor")
         check('pod="dra-slice-0"' not in body, "a MIG name says no instance")
+        check('gpuscope_attribution_failures_total{source="resourceslices"} 1' in body,
+              "the failed list is counted")
         check([p for _, p in holders(body, "DCGM_FI_DEV_FB_USED", "7", "3")] ==
               ["plugin-slice-0"], "device-plugin MIG unaffected")
         time.sleep(3)  # several refreshes, one state

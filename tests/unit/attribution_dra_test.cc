@@ -212,6 +212,8 @@ TEST_F(KubeletTest, WithoutTheApiTheNameNamesTheGpu) {
   EXPECT_FALSE(a.sources[1].up);
   EXPECT_NE(a.sources[1].error.find("service-account token"), std::string::npos)
       << a.sources[1].error;
+  EXPECT_EQ(a.sources[1].failures, 1u);  // gpuscope_attribution_failures_total
+  EXPECT_FALSE(a.sources[0].failures);   // the kubelet's has no such count
 }
 
 // A node without DRA never asks the API: no resourceslices state at all.
