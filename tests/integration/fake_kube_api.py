@@ -22,7 +22,9 @@ verbs, field names, status codes and Status bodies:
     spec.nodeName, spec.devices[]{name, attributes{NAME: {string|int|bool|
     version}}, capacity{NAME: {value}}}), as NVIDIA's DRA driver
     (gpu.nvidia.com) publishes them: add_gpu_slice(). forbid_slices answers
-    403 as RBAC does for a service account without the grant.
+    403 as RBAC does for a service account without the grant. slice_versions
+    are the versions served, as a 1.32 cluster serves only v1beta1 (whose
+    devices nest attributes and capacity under "basic"); others answer 404.
 
 It checks every request (the bearer token, the content types, the bodies) and
 collects what the real server would refuse, or gpuscope should not send, in
@@ -43,7 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 TOKEN = "sa-token-remediate-29"
 NAMESPACE = "gpuscope"
 COORDINATION = "/apis/coordination.k8s.io/v1/namespaces/"
-RESOURCE_SLICES = "/apis/resource.k8s.io/v1/resourceslices"
+RESOURCE_SLICES = re.compile(r"/apis/resource\.k8s\.io/([^/]+)/resourceslices")
 OUR_TAINT = "gpuscope.io/gpu-unhealthy"
 
 
@@ -109,6 +111,7 @@ class FakeApiServer:
         self.slices = []  # ResourceSlice objects
         self.forbid_slices = False
         self.slice_lists = []  # the query of each ResourceSlice list
+        self.slice_versions = ["v1", "v1beta2", "v1beta1"]
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -243,9 +246,22 @@ class FakeApiServer:
                                   "resourceSliceCount": 1},
                          "devices": listed}})
 
+    def add_other_slice(self, node, driver, device):
+        """A slice of another driver, one device without attributes."""
+        with self.lock:
+            self.slices.append({
+                "kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1",
+                "metadata": {"name": "%s-%s-%s" % (node, driver, device),
+                             "resourceVersion": self.next_revision()},
+                "spec": {"driver": driver, "nodeName": node,
+                         "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": device}]}})
+
     def handle_slices(self, method, path, query):
-        if path != RESOURCE_SLICES:
+        m = RESOURCE_SLICES.fullmatch(path)
+        if not m or m.group(1) not in self.slice_versions:
             return status(404, "NotFound", "the server could not find the requested resource")
+        version = m.group(1)
         if method != "GET":
             self.problems.append("a write to ResourceSlices: %s %s" % (method, path))
             return status(405, "MethodNotAllowed", "method not allowed")
@@ -272,13 +288,24 @@ class FakeApiServer:
         if query.get("continue", [""])[0]:
             start = int(json.loads(base64.b64decode(query["continue"][0]))["start"])
         page = items[start:start + limit] if limit else items[start:]
+        if version == "v1beta1":
+            page = [self.as_v1beta1(s) for s in page]
         metadata = {"resourceVersion": str(self.revision)}
         if limit and start + limit < len(items):
             metadata["continue"] = base64.b64encode(
                 json.dumps({"start": start + limit}).encode()).decode()
             metadata["remainingItemCount"] = len(items) - start - limit
-        return 200, {"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/v1",
+        return 200, {"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/" + version,
                      "metadata": metadata, "items": page}
+
+    @staticmethod
+    def as_v1beta1(s):
+        s = json.loads(json.dumps(s))
+        s["apiVersion"] = "resource.k8s.io/v1beta1"
+        s["spec"]["devices"] = [{"name": d["name"], "basic": {k: v for k, v in d.items()
+                                                              if k != "name"}}
+                                for d in s["spec"]["devices"]]
+        return s
 
     def list_nodes(self, query):
         limit = int(query.get("limit", ["0"])[0] or "0")

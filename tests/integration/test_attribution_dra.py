@@ -11,6 +11,8 @@ Checks:
   device-plugin GPU and MIG device beside them carry;
   gpuscope_attribution_up{source="resourceslices"} is 1; the slices were
   listed read-only, with the node's field selector;
+- on a 1.32 cluster (v1beta1 only, attributes under `basic`) with the GPU
+  slice on the second page of the list, the same;
 - without API access (RBAC denied: 403): the whole GPU is still attributed
   by its device name's minor, the MIG device is not (its name does not say
   which instance), the reader is down, and that is logged once.
@@ -164,6 +166,25 @@ class AttributionDraTest(unittest.TestCase):
             "listed by node: %s" % self.api.slice_lists)
         check(all(m == "GET" for m, _, _, _ in self.api.requests), "read-only")
         print("dra: GPU and MIG device labelled from the ResourceSlices as device-plugin ones")
+
+    def test_kubernetes_1_32_and_many_slices(self):
+        """A 1.32 cluster serves ResourceSlices as v1beta1 only; NVIDIA's slice
+        comes after 600 others of the node (NIC drivers), on the second page."""
+        self.api.slice_versions = ["v1beta1"]
+        for i in range(600):
+            self.api.add_other_slice(NODE, "nic.example.com", "nic-%d" % i)
+        agent, body = self.serve()
+        gpus, migs = inventory(body)
+        self.grant(gpus, migs)
+        body = agent.wait_metrics(
+            lambda b: 'gpuscope_attribution_up{source="resourceslices"} 1' in b
+            and 'pod="dra-slice-0"' in b, "DRA labels from v1beta1, page 2")
+        check([p for _, p in holders(body, "DCGM_FI_DEV_FB_USED", "7", "1")] == ["dra-slice-0"],
+              "MIG 7/1 from the second page")
+        check([q.get("limit") for q in self.api.slice_lists[:2]] == [["500"], ["500"]] and
+              "continue" in self.api.slice_lists[1], "two pages: %s" % self.api.slice_lists[:2])
+        check(self.api.problems == [], "problems: %s" % self.api.problems)
+        print("dra: v1beta1 and a second page")
 
     def test_without_api_access_the_name_names_the_gpu(self):
         self.api.forbid_slices = True
