@@ -15,7 +15,8 @@ shift 2
 root=$(cd "$(dirname "$0")/.." && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(counters web_config scenario settings escaper otlp prom_answer agent_answer)
+  targets=(counters web_config scenario settings escaper otlp prom_answer agent_answer
+           resource_slices)
 fi
 
 failed=()

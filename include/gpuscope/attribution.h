@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct AttributionSource {
   std::string name;
   bool up = false;
   std::string error;  // one sentence when !up
+  // Failed attempts so far, for a source that counts them ("resourceslices"):
+  // gpuscope_attribution_failures_total{source}.
+  std::optional<uint64_t> failures;
   // Jobs whose GPUs this source named otherwise than their processes' own
   // cgroups since the agent started, each counted once
   // (gpuscope_attribution_conflicts_total{source}); kept by the Service.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "attribution/pod_map.h"
+#include "attribution/resource_slices.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::attribution {
@@ -26,11 +27,16 @@ struct KubeletOptions {
   std::chrono::milliseconds timeout{10000};  // per List call
   int max_message_bytes = 16 << 20;          // receive limit
   size_t max_device_ids = 16384;             // in one answer, over all resources
-  std::vector<std::string> extra_resources;  // more resource names to treat as GPUs
+  std::vector<std::string> extra_resources;  // more resource names (or DRA drivers) for GPUs
+  // Where the UUIDs of DRA devices are read (resource_slices.h); asked only
+  // once the kubelet lists a DRA device.
+  ResourceSliceOptions resource_slices;
 };
 
-// Every GPU device id granted to a container (see IsGpuResource). Unavailable
-// when the socket is missing or the kubelet does not answer in time.
+// Every GPU device id granted to a container (see IsGpuResource), and every
+// device of a DRA claim of a GPU driver (device_id empty, dra set: see
+// resource_slices.h). Unavailable when the socket is missing or the kubelet
+// does not answer in time.
 Result<std::vector<PodDevice>> ListGpuDevices(const KubeletOptions& options);
 
 }  // namespace gpuscope::attribution

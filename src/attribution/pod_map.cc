@@ -69,6 +69,7 @@ std::optional<DeviceRef> ParseDeviceId(std::string_view id) {
 
 bool IsGpuResource(std::string_view resource, std::span<const std::string> extra) {
   return resource == "nvidia.com/gpu" || resource.starts_with("nvidia.com/mig-") ||
+         resource == kNvidiaDraDriver ||
          std::find(extra.begin(), extra.end(), resource) != extra.end();
 }
 

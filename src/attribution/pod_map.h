@@ -26,11 +26,25 @@
 
 namespace gpuscope::attribution {
 
+// NVIDIA's GPU DRA driver (k8s-dra-driver-gpu): GPUs and MIG devices.
+inline constexpr std::string_view kNvidiaDraDriver = "gpu.nvidia.com";
+
+// A device of a DRA ResourceClaim, as the kubelet lists it: driver, pool and
+// device name together name one device of the node's ResourceSlices
+// (resource_slices.h turns it into a device id).
+struct DraDevice {
+  std::string driver;  // "gpu.nvidia.com"
+  std::string pool;    // the NVIDIA driver names its pool after the node
+  std::string device;  // "gpu-0", "gpu-0-mig-...": not a UUID
+  std::string claim_namespace, claim;
+};
+
 // One device id granted to one container, as the kubelet lists it.
 struct PodDevice {
   std::string namespace_name, pod, container;
-  std::string resource;   // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...
-  std::string device_id;  // one of the forms above
+  std::string resource;          // "nvidia.com/gpu", "nvidia.com/mig-1g.10gb", ...; DRA: the driver
+  std::string device_id;         // one of the forms above; DRA: empty until resolved
+  std::optional<DraDevice> dra;  // set for a device of a DRA claim
 };
 
 struct PodRef {
@@ -49,7 +63,8 @@ struct DeviceRef {
 // Parses one device id; nullopt for a form none of the above.
 std::optional<DeviceRef> ParseDeviceId(std::string_view id);
 
-// True for "nvidia.com/gpu", "nvidia.com/mig-*" and any name in `extra`.
+// True for "nvidia.com/gpu", "nvidia.com/mig-*", NVIDIA's DRA driver
+// "gpu.nvidia.com" and any name in `extra`.
 bool IsGpuResource(std::string_view resource, std::span<const std::string> extra = {});
 
 // For each entry of `devices` (the inventory order: GPUs and their MIG

@@ -53,6 +53,7 @@ void Evidence::Merge(Evidence later) {
   JoinJobs(std::move(later.process_jobs), process_jobs);
   owners.merge(later.owners);  // keeps the pids already here
   process_names = process_names || later.process_names;
+  for (auto& state : later.more_sources) more_sources.push_back(std::move(state));
 }
 
 Sources BuildSources(const ServiceOptions& options) {
@@ -73,7 +74,11 @@ Attribution Collect(const Sources& sources, const Inputs& inputs) {
       states.push_back({std::string(source->name()), found.ok(),
                         found.ok() ? std::string() : found.status().message()});
     }
-    if (found.ok()) evidence.Merge(std::move(*found));
+    if (found.ok()) {
+      states.insert(states.end(), found->more_sources.begin(), found->more_sources.end());
+      found->more_sources.clear();
+      evidence.Merge(std::move(*found));
+    }
   }
   Attribution out = Resolve(evidence, inputs);
   out.sources = std::move(states);

@@ -59,6 +59,10 @@ struct Evidence {
   std::map<unsigned, CgroupOwner> owners;
   // NVML's process names may name workloads (--process-names).
   bool process_names = false;
+  // The states of what a source asked on its behalf (the kubelet source's
+  // ResourceSlice reader), listed after the source's own in
+  // gpuscope_attribution_up.
+  std::vector<AttributionSource> more_sources;
 
   // Adds the facts of a source registered later. Lists are joined; where
   // both name the same container id or pid, this (the earlier) fact stands.

@@ -108,6 +108,9 @@ Status SetAttribution(const Settings& s, serve::AgentOptions& c) {
                                    "' is not uid or device-name");
   }
   a.kubelet.socket = s.Get("pod-resources-kubelet-socket");
+  // DRA devices' UUIDs: this node's ResourceSlices, with the pod's service account.
+  a.kubelet.resource_slices.node = s.Get("kubernetes-node");
+  a.kubelet.resource_slices.api.serviceaccount_dir = s.Get("kubernetes-serviceaccount-dir");
   std::string_view names = s.Get("nvidia-resource-names");
   while (!names.empty()) {
     const std::string_view name = names.substr(0, names.find(','));

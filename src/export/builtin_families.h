@@ -115,6 +115,9 @@ inline constexpr std::string_view kProcessLabels =
     "source",                                                                                      \
     "Slurm jobs whose GPUs the source (hpc: the job-mapping directory) named otherwise than the "  \
     "cgroups of the jobs' own GPU processes, which won; each job counted once, and logged.")       \
+  X(kAttributionFailures, "gpuscope_attribution_failures_total", kCounter, kSelf, kNone, "source", \
+    "Failed attempts of an attribution source that counts them (resourceslices: lists of the "     \
+    "node's DRA ResourceSlices); absent for the others.")                                          \
   /* The health module (health/families.cc). */                                                    \
   X(kGpuHealth, "gpuscope_gpu_health", kGauge, kHealth, kNative, "check",                          \
     "Health verdict per GPU and check: 0 ok, 1 warn, 2 fail (gpuscope health shows the "           \

@@ -14,7 +14,7 @@
 
 #include "base/log.h"
 #include "base/module.h"
-#include "baseline/http_fetch.h"
+#include "baseline/kube_api.h"
 #include "remediate/slurm.h"
 
 namespace gpuscope::remediate {
@@ -63,19 +63,6 @@ void PauseAfterConflict(int attempt) {
   Pause(ms(rng) / 1000);
 }
 
-// A query parameter's value, percent-encoded (continue tokens are base64).
-std::string QueryValue(std::string_view text) {
-  std::string out;
-  for (unsigned char c : text) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += fmt::format("%{:02X}", c);
-    }
-  }
-  return out;
-}
-
 // "xid_79/GPU-..." -> "GpuscopeXid79" (a CamelCase condition reason).
 std::string ConditionReason(const Decision& d) {
   std::string out = "Gpuscope";
@@ -92,37 +79,20 @@ std::string ConditionReason(const Decision& d) {
   return out;
 }
 
-// The message of an API server's Status answer ("" when there is none).
-std::string StatusMessage(const std::string& body) {
-  json j = json::parse(body, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("message")) return "";
-  return j["message"].is_string() ? j["message"].get<std::string>() : j["message"].dump();
-}
-
 bool Success(long status) { return status >= 200 && status < 300; }
 
-Status HttpError(const std::string& method, const std::string& path, long status,
-                 const std::string& body) {
-  const std::string message = StatusMessage(body);
-  return Status::Unavailable(fmt::format("{} {}: HTTP {}{}{}", method, path, status,
-                                         message.empty() ? "" : ": ", message));
-}
+using baseline::KubeHttpError;
+using baseline::KubeQueryValue;
 
 }  // namespace
 
-KubernetesActuator::KubernetesActuator(KubernetesOptions options) : options_(std::move(options)) {
+KubernetesActuator::KubernetesActuator(KubernetesOptions options)
+    : options_(std::move(options)),
+      api_({options_.api_server, options_.serviceaccount_dir, options_.timeout_s}) {
   if (options_.node.empty()) options_.node = Env("NODE_NAME");
   if (options_.node.empty()) options_.node = ShortHostname();
-  if (options_.api_server.empty()) {
-    const std::string host = Env("KUBERNETES_SERVICE_HOST");
-    const std::string port = Env("KUBERNETES_SERVICE_PORT");
-    if (!host.empty()) {
-      const bool v6 = host.find(':') != std::string::npos;
-      options_.api_server = fmt::format("https://{}{}{}:{}", v6 ? "[" : "", host, v6 ? "]" : "",
-                                        port.empty() ? "443" : port);
-    }
-  }
-  node_path_ = "/api/v1/nodes/" + QueryValue(options_.node);
+  options_.api_server = api_.options().api_server;
+  node_path_ = "/api/v1/nodes/" + KubeQueryValue(options_.node);
   options_.page_size = std::max(options_.page_size, 1);
   options_.taint_tries = std::max(options_.taint_tries, 1);
 }
@@ -131,27 +101,7 @@ Result<KubernetesActuator::Answer> KubernetesActuator::Send(const std::string& m
                                                             const std::string& path,
                                                             const std::string& content_type,
                                                             const std::string& body) {
-  if (options_.api_server.empty()) {
-    return Status::Unavailable("no API server: KUBERNETES_SERVICE_HOST is not set (not in a pod?)");
-  }
-  const auto& fetcher =
-      ModuleTable(baseline::kCurlModule, "gpuscope_http_fetcher", gpuscope_http_fetcher);
-  if (!fetcher.ok()) return fetcher.status();
-  Result<std::string> token = ReadFile(options_.serviceaccount_dir + "/token");
-  if (!token.ok()) return token.status().Context("service-account token");
-  baseline::HttpRequest request;
-  request.method = method;
-  request.url = options_.api_server + path;
-  request.headers = {"Authorization: Bearer " + *token, "Accept: application/json"};
-  if (!content_type.empty()) request.headers.push_back("Content-Type: " + content_type);
-  request.body = body;
-  request.ca_file = options_.serviceaccount_dir + "/ca.crt";
-  request.timeout_s = options_.timeout_s;
-  Answer answer;
-  Result<std::string> text = (*fetcher)->send(request, &answer.status);
-  if (!text.ok()) return text.status();
-  answer.body = std::move(*text);
-  return answer;
+  return api_.Send(method, path, content_type, body);
 }
 
 Result<std::string> KubernetesActuator::Call(const std::string& method, const std::string& path,
@@ -159,7 +109,7 @@ Result<std::string> KubernetesActuator::Call(const std::string& method, const st
                                              const std::string& body) {
   Result<Answer> answer = Send(method, path, content_type, body);
   if (!answer.ok()) return answer.status();
-  if (!Success(answer->status)) return HttpError(method, path, answer->status, answer->body);
+  if (!Success(answer->status)) return KubeHttpError(method, path, answer->status, answer->body);
   return std::move(answer->body);
 }
 
@@ -203,7 +153,7 @@ Status KubernetesActuator::CountNodes(NodeView& v, Sighting& seen) {
   std::string next;
   for (int page = 0; page < kMaxPages; ++page) {
     std::string path = fmt::format("/api/v1/nodes?limit={}", options_.page_size);
-    if (!next.empty()) path += "&continue=" + QueryValue(next);
+    if (!next.empty()) path += "&continue=" + KubeQueryValue(next);
     Result<std::string> body = Call("GET", path, "", "");
     if (!body.ok()) return body.status();
     NodePage p = ParseNodePage(*body);
@@ -237,14 +187,14 @@ Result<BreakerLease> KubernetesActuator::GetLease(const LeasePaths& at, bool cre
     Result<Answer> got = Send("GET", at.lease, "", "");
     if (!got.ok()) return got.status();
     if (Success(got->status)) return ParseLease(got->body);
-    if (got->status != 404) return HttpError("GET", at.lease, got->status, got->body);
+    if (got->status != 404) return KubeHttpError("GET", at.lease, got->status, got->body);
     if (!create) return BreakerLease{};  // none yet: nobody holds a slot
     Result<Answer> made =
         Send("POST", at.list, "application/json", NewLease(options_.lease_name, at.ns));
     if (!made.ok()) return made.status();
     if (Success(made->status)) return ParseLease(made->body);
     // 409 AlreadyExists: another agent created it first; read theirs.
-    if (made->status != 409) return HttpError("POST", at.list, made->status, made->body);
+    if (made->status != 409) return KubeHttpError("POST", at.list, made->status, made->body);
   }
   return Status::Unavailable("GET " + at.lease + ": 404 after the POST's 409 AlreadyExists");
 }
@@ -263,7 +213,7 @@ Result<bool> KubernetesActuator::ClaimSlot(int limit) {
         Send("PUT", at->lease, "application/json", LeaseWithHolders(*lease, *next));
     if (!put.ok()) return put.status();
     if (Success(put->status)) return true;
-    if (put->status != 409) return HttpError("PUT", at->lease, put->status, put->body);
+    if (put->status != 409) return KubeHttpError("PUT", at->lease, put->status, put->body);
     PauseAfterConflict(attempt);  // 409 Conflict: another agent wrote first
   }
   return Status::Unavailable(
@@ -281,7 +231,7 @@ Status KubernetesActuator::ReleaseSlot() {
     Result<Answer> put = Send("PUT", at->lease, "application/json", LeaseWithHolders(*lease, next));
     if (!put.ok()) return put.status();
     if (Success(put->status)) return Status::Ok();
-    if (put->status != 409) return HttpError("PUT", at->lease, put->status, put->body);
+    if (put->status != 409) return KubeHttpError("PUT", at->lease, put->status, put->body);
     PauseAfterConflict(attempt);
   }
   return Status::Unavailable(

@@ -30,9 +30,9 @@
 // still counted as ours.
 //
 // The node opts out with the label gpuscope.io/remediate=false. The API
-// server is https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the
-// token, CA and namespace are read from the service-account folder at each
-// request (the kubelet rotates the token). RBAC: deploy/k8s-remediation/rbac.yaml.
+// server, token and CA are baseline/kube_api.h's in-cluster configuration;
+// the namespace is read from the service-account folder at each request. RBAC:
+// deploy/k8s-remediation/rbac.yaml.
 //
 // Thread safety: one thread per KubernetesActuator.
 #pragma once
@@ -40,6 +40,7 @@
 #include <string>
 #include <string_view>
 
+#include "baseline/kube_api.h"
 #include "remediate/actuator.h"
 #include "remediate/kubernetes_objects.h"
 
@@ -69,10 +70,7 @@ class KubernetesActuator : public Actuator {
   Status Resume() override;
 
  private:
-  struct Answer {
-    long status = 0;
-    std::string body;
-  };
+  using Answer = baseline::KubeApi::Answer;
   // Any HTTP status is an answer; errors are transport, TLS or setup failures.
   Result<Answer> Send(const std::string& method, const std::string& path,
                       const std::string& content_type, const std::string& body);
@@ -94,6 +92,7 @@ class KubernetesActuator : public Actuator {
   Status SetTaint(bool add);
 
   KubernetesOptions options_;
+  baseline::KubeApi api_;    // token, CA and TLS (baseline/kube_api.h)
   std::string node_path_;    // /api/v1/nodes/NODE
   NodeFacts node_;           // from the last Read (or the last answer about the node)
   Sighting seen_;            // from the last Read: who held a slot, who is drained by us

@@ -67,6 +67,16 @@ prom::Family AttributionConflicts(const Attribution& attribution) {
   return family;
 }
 
+prom::Family AttributionFailures(const Attribution& attribution) {
+  prom::Family family = prom::MakeFamily(prom::kAttributionFailures);
+  for (const AttributionSource& source : attribution.sources) {
+    if (!source.failures) continue;
+    family.samples.push_back(
+        {-1, {{"source", source.name}}, static_cast<double>(*source.failures)});
+  }
+  return family;
+}
+
 }  // namespace
 
 std::vector<prom::Family> SelfFamilies(const Snapshot& snapshot, ScrapeCounts scrapes,
@@ -214,6 +224,10 @@ std::vector<prom::Family> Exporter::Families(const Cycle& cycle) const {
   if (attribution && !attribution->sources.empty()) {
     out.push_back(AttributionUp(*attribution));
     out.push_back(AttributionConflicts(*attribution));
+  }
+  if (attribution) {
+    prom::Family failures = AttributionFailures(*attribution);
+    if (!failures.samples.empty()) out.push_back(std::move(failures));
   }
   for (auto& family : health::ToFamilies(*cycle.health, s.options.health_families)) {
     out.push_back(std::move(family));

@@ -13,6 +13,18 @@ verbs, field names, status codes and Status bodies:
     AlreadyExists), PUT (metadata.resourceVersion required: 422 without it,
     409 Conflict when it is not the current one; 404 when there is none).
   - Every write bumps one cluster-wide resourceVersion (etcd's revision).
+  - ResourceSlices (resource.k8s.io/v1, GA in 1.34; read-only here, as DRA
+    drivers write them): GET /apis/resource.k8s.io/v1/resourceslices with
+    fieldSelector spec.nodeName=NODE or spec.driver=NAME (the two fields the
+    real server indexes; any other is 400 as there), limit and continue. The
+    objects are the shape of the API reference (kind ResourceSlice,
+    spec.driver, spec.pool{name, generation, resourceSliceCount},
+    spec.nodeName, spec.devices[]{name, attributes{NAME: {string|int|bool|
+    version}}, capacity{NAME: {value}}}), as NVIDIA's DRA driver
+    (gpu.nvidia.com) publishes them: add_gpu_slice(). forbid_slices answers
+    403 as RBAC does for a service account without the grant. slice_versions
+    are the versions served, as a 1.32 cluster serves only v1beta1 (whose
+    devices nest attributes and capacity under "basic"); others answer 404.
 
 It checks every request (the bearer token, the content types, the bodies) and
 collects what the real server would refuse, or gpuscope should not send, in
@@ -33,6 +45,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 TOKEN = "sa-token-remediate-29"
 NAMESPACE = "gpuscope"
 COORDINATION = "/apis/coordination.k8s.io/v1/namespaces/"
+RESOURCE_SLICES = re.compile(r"/apis/resource\.k8s\.io/([^/]+)/resourceslices")
 OUR_TAINT = "gpuscope.io/gpu-unhealthy"
 
 
@@ -95,6 +108,10 @@ class FakeApiServer:
         self.fail_taint = []  # HTTP codes the next taint PATCHes answer
         self.unhealthy_max = 0
         self.unhealthy_at = {}  # node -> when gpuscope's GpuHealthy=False was set
+        self.slices = []  # ResourceSlice objects
+        self.forbid_slices = False
+        self.slice_lists = []  # the query of each ResourceSlice list
+        self.slice_versions = ["v1", "v1beta2", "v1beta1"]
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -175,6 +192,8 @@ class FakeApiServer:
                 return status(401, "Unauthorized", "Unauthorized")
             if path.startswith(COORDINATION):
                 return self.handle_lease(method, path, headers, data)
+            if path.startswith("/apis/resource.k8s.io/"):
+                return self.handle_slices(method, path, query)
             if method == "GET" and path == "/api/v1/nodes":
                 return self.list_nodes(query)
             m = re.fullmatch(r"/api/v1/nodes/([^/]+)(/status)?", path)
@@ -197,6 +216,96 @@ class FakeApiServer:
             if m.group(2):
                 return self.patch_status(node, headers, data)
             return self.patch_node(node, headers, data)
+
+    def add_gpu_slice(self, node, devices, generation=1, name_suffix="x7k2p"):
+        """One slice of NVIDIA's driver for `node`, whose pool it names after
+        the node, with `devices` as (name, type, uuid, parent uuid or None)."""
+        listed = []
+        for name, kind, uuid, parent in devices:
+            attributes = {"type": {"string": kind}, "uuid": {"string": uuid},
+                          "productName": {"string": "NVIDIA A100-SXM4-80GB"},
+                          "driverVersion": {"version": "570.124.6"},
+                          "cudaComputeCapability": {"version": "8.0.0"}}
+            if parent:
+                attributes["parentUUID"] = {"string": parent}
+                attributes["profile"] = {"string": name.split("-mig-")[1].split("-")[0]}
+            listed.append({"name": name, "attributes": attributes,
+                           "capacity": {"memory": {"value": "80Gi" if not parent else "20Gi"}}})
+        with self.lock:
+            self.slices.append({
+                "kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1",
+                "metadata": {"name": "%s-gpu.nvidia.com-%s" % (node, name_suffix),
+                             "generateName": "%s-gpu.nvidia.com-" % node,
+                             "uid": "uid-slice-%s-%s" % (node, name_suffix),
+                             "resourceVersion": self.next_revision(),
+                             "ownerReferences": [{"apiVersion": "v1", "kind": "Node",
+                                                  "name": node, "uid": "uid-" + node,
+                                                  "controller": True}]},
+                "spec": {"driver": "gpu.nvidia.com", "nodeName": node,
+                         "pool": {"name": node, "generation": generation,
+                                  "resourceSliceCount": 1},
+                         "devices": listed}})
+
+    def add_other_slice(self, node, driver, device):
+        """A slice of another driver, one device without attributes."""
+        with self.lock:
+            self.slices.append({
+                "kind": "ResourceSlice", "apiVersion": "resource.k8s.io/v1",
+                "metadata": {"name": "%s-%s-%s" % (node, driver, device),
+                             "resourceVersion": self.next_revision()},
+                "spec": {"driver": driver, "nodeName": node,
+                         "pool": {"name": node, "generation": 1, "resourceSliceCount": 1},
+                         "devices": [{"name": device}]}})
+
+    def handle_slices(self, method, path, query):
+        m = RESOURCE_SLICES.fullmatch(path)
+        if not m or m.group(1) not in self.slice_versions:
+            return status(404, "NotFound", "the server could not find the requested resource")
+        version = m.group(1)
+        if method != "GET":
+            self.problems.append("a write to ResourceSlices: %s %s" % (method, path))
+            return status(405, "MethodNotAllowed", "method not allowed")
+        if self.forbid_slices:
+            return status(403, "Forbidden",
+                          'resourceslices.resource.k8s.io is forbidden: User "system:'
+                          'serviceaccount:gpuscope:gpuscope" cannot list resource "resourceslices"'
+                          ' in API group "resource.k8s.io" at the cluster scope')
+        selector = query.get("fieldSelector", [""])[0]
+        self.slice_lists.append(query)
+        if not selector:
+            self.problems.append("ResourceSlices listed without a field selector (the whole "
+                                 "cluster's)")
+        matches = []
+        for term in filter(None, selector.split(",")):
+            field, _, value = term.partition("=")
+            if field not in ("spec.nodeName", "spec.driver"):
+                return status(400, "BadRequest", 'unable to parse requirement: field label '
+                              'not supported: %s' % field)
+            matches.append((field.split(".")[1], value))
+        items = [s for s in self.slices if all(s["spec"].get(k) == v for k, v in matches)]
+        limit = int(query.get("limit", ["0"])[0] or "0")
+        start = 0
+        if query.get("continue", [""])[0]:
+            start = int(json.loads(base64.b64decode(query["continue"][0]))["start"])
+        page = items[start:start + limit] if limit else items[start:]
+        if version == "v1beta1":
+            page = [self.as_v1beta1(s) for s in page]
+        metadata = {"resourceVersion": str(self.revision)}
+        if limit and start + limit < len(items):
+            metadata["continue"] = base64.b64encode(
+                json.dumps({"start": start + limit}).encode()).decode()
+            metadata["remainingItemCount"] = len(items) - start - limit
+        return 200, {"kind": "ResourceSliceList", "apiVersion": "resource.k8s.io/" + version,
+                     "metadata": metadata, "items": page}
+
+    @staticmethod
+    def as_v1beta1(s):
+        s = json.loads(json.dumps(s))
+        s["apiVersion"] = "resource.k8s.io/v1beta1"
+        s["spec"]["devices"] = [{"name": d["name"], "basic": {k: v for k, v in d.items()
+                                                              if k != "name"}}
+                                for d in s["spec"]["devices"]]
+        return s
 
     def list_nodes(self, query):
         limit = int(query.get("limit", ["0"])[0] or "0")

@@ -5,7 +5,12 @@ field numbers (no generated code needed), and can be changed while serving;
 stop() and start() behave like a kubelet restart (the socket goes away and
 comes back as a new file).
 
-Pods are given as (namespace, pod, container, resource, [device ids]).
+Pods are given as (namespace, pod, container, resource, [device ids]). With
+resource DRA, the list holds the container's DRA devices instead, as
+(claim, driver, pool, device) tuples: ContainerResources.dynamic_resources,
+what a kubelet with KubeletPodResourcesDynamicResources (beta, on by default
+since 1.34) sends. Field numbers: k8s.io/kubelet pkg/apis/podresources/v1/
+api.proto.
 """
 import os
 from concurrent import futures
@@ -31,14 +36,36 @@ def _field(number, payload):
     return _varint(number << 3 | 2) + _varint(len(payload)) + payload
 
 
+DRA = "dra"
+
+
+def encode_claims(namespace, devices):
+    """DynamicResource{claim_name=2, claim_namespace=3, claim_resources=4:
+    ClaimResource{cdi_devices=1: CDIDevice{name=1}, driver_name=2,
+    pool_name=3, device_name=4}}, one per claim, in ContainerResources
+    field 5."""
+    claims = {}
+    for claim, driver, pool, device in devices:
+        cdi = _field(1, _field(1, "k8s.%s/claim=%s-%s" % (driver, claim, device)))
+        claims.setdefault(claim, []).append(
+            cdi + _field(2, driver) + _field(3, pool) + _field(4, device))
+    return b"".join(
+        _field(5, _field(2, claim) + _field(3, namespace) +
+               b"".join(_field(4, r) for r in resources))
+        for claim, resources in claims.items())
+
+
 def encode_pods(pods):
     """ListPodResourcesResponse{pod_resources=1: PodResources{name=1,
     namespace=2, containers=3: ContainerResources{name=1, devices=2:
-    ContainerDevices{resource_name=1, device_ids=2}}}}"""
+    ContainerDevices{resource_name=1, device_ids=2}, dynamic_resources=5}}}"""
     body = b""
     for namespace, pod, container, resource, ids in pods:
-        devices = _field(1, resource) + b"".join(_field(2, i) for i in ids)
-        containers = _field(1, container) + _field(2, devices)
+        if resource == DRA:
+            containers = _field(1, container) + encode_claims(namespace, ids)
+        else:
+            devices = _field(1, resource) + b"".join(_field(2, i) for i in ids)
+            containers = _field(1, container) + _field(2, devices)
         body += _field(1, _field(1, pod) + _field(2, namespace) + _field(3, containers))
     return body
 

@@ -295,11 +295,15 @@ class RemediationOverlayTest(unittest.TestCase):
                                                                   "k8s-remediation")],
                            capture_output=True, text=True, timeout=60)
         check(r.returncode == 0, r.stderr)
-        docs = {d["kind"]: d for d in yaml.safe_load_all(r.stdout) if d}
+        loaded = [d for d in yaml.safe_load_all(r.stdout) if d]
+        # The base's read-only ResourceSlice role (DRA) stands beside the remediation's.
+        docs = {d["kind"]: d for d in loaded
+                if d["metadata"]["name"] != "gpuscope-resourceslices"}
         rules = {(tuple(x["resources"]), tuple(sorted(x["verbs"])))
                  for x in docs["ClusterRole"]["rules"]}
         check(rules == {(("nodes",), ("get", "list", "patch")),
                         (("nodes/status",), ("get", "patch"))}, "RBAC: %s" % rules)
+        check(sum(d["kind"] == "ServiceAccount" for d in loaded) == 1, "one service account")
         # The breaker's Lease: only in the agent's namespace, only that one to
         # read and update (create cannot be limited to a name in RBAC).
         role = docs["Role"]

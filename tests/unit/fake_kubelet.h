@@ -66,6 +66,32 @@ inline void AddPod(v1::ListPodResourcesResponse& r, const std::string& ns, const
   for (const auto& id : ids) d->add_device_ids(id);
 }
 
+// One device of a DRA claim, as a 1.34 kubelet lists it
+// (ContainerResources.dynamic_resources, KubeletPodResourcesDynamicResources).
+struct FakeClaimDevice {
+  std::string driver, pool, device;
+};
+
+inline void AddDraPod(v1::ListPodResourcesResponse& r, const std::string& ns,
+                      const std::string& name, const std::string& container,
+                      const std::string& claim, const std::vector<FakeClaimDevice>& devices) {
+  auto* pod = r.add_pod_resources();
+  pod->set_name(name);
+  pod->set_namespace_(ns);
+  auto* c = pod->add_containers();
+  c->set_name(container);
+  auto* dynamic = c->add_dynamic_resources();
+  dynamic->set_claim_name(claim);
+  dynamic->set_claim_namespace(ns);
+  for (const FakeClaimDevice& d : devices) {
+    auto* resource = dynamic->add_claim_resources();
+    resource->set_driver_name(d.driver);
+    resource->set_pool_name(d.pool);
+    resource->set_device_name(d.device);
+    resource->add_cdi_devices()->set_name("k8s." + d.driver + "/claim=" + claim + "-" + d.device);
+  }
+}
+
 // An answer of about 20 MB (400 pods with 50 KB names), over the clients' 16 MiB limit.
 inline v1::ListPodResourcesResponse OversizedAnswer() {
   v1::ListPodResourcesResponse r;

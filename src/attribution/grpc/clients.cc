@@ -43,6 +43,9 @@ size_t CountDeviceIds(const v1::ListPodResourcesResponse& response) {
       for (const v1::ContainerDevices& granted : container.devices()) {
         count += static_cast<size_t>(granted.device_ids_size());
       }
+      for (const v1::DynamicResource& claim : container.dynamic_resources()) {
+        count += static_cast<size_t>(claim.claim_resources_size());
+      }
     }
   }
   return count;
@@ -65,7 +68,17 @@ Result<std::vector<PodDevice>> KubeletListDevices(const KubeletOptions& options)
       for (const v1::ContainerDevices& granted : container.devices()) {
         for (const std::string& id : granted.device_ids()) {
           devices.push_back(
-              {pod.namespace_(), pod.name(), container.name(), granted.resource_name(), id});
+              {pod.namespace_(), pod.name(), container.name(), granted.resource_name(), id, {}});
+        }
+      }
+      // A kubelet before 1.31 names no driver, pool or device: nothing to match.
+      for (const v1::DynamicResource& claim : container.dynamic_resources()) {
+        for (const v1::ClaimResource& device : claim.claim_resources()) {
+          if (device.driver_name().empty() || device.device_name().empty()) continue;
+          devices.push_back(
+              {pod.namespace_(), pod.name(), container.name(), device.driver_name(), "",
+               DraDevice{device.driver_name(), device.pool_name(), device.device_name(),
+                         claim.claim_namespace(), claim.claim_name()}});
         }
       }
     }
