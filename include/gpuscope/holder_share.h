@@ -9,7 +9,9 @@
 // Slurm job, else the same workload (process names). A process that two
 // holders match (a pod paired with two jobs) counts half to each; a process
 // no holder matches (a host process, an unattributed container) counts to
-// none, so the shares add up to at most the GPU's busy share.
+// none, so the shares add up to at most the GPU's busy share. In the split,
+// that unheld use goes to the holders evenly: a holder that hides its
+// processes from attribution does not shift its use onto the others.
 //
 // Thread safety: pure functions.
 #pragma once
@@ -38,23 +40,28 @@ inline bool HoldsProcess(const Holder& device, const Holder& process) {
 // parallel to attribution.Of(gpu), each in [0, 1]; nullopt when not measured:
 // no holders, a MIG device, or per-process samples unsupported or not read
 // (GpuSample::process_sm_measured).
+// `unheld`, when given, gets the share of the processes no holder matches.
 inline std::optional<std::vector<double>> HolderSmShares(const Attribution& attribution,
                                                          const GpuInfo& gpu,
-                                                         const GpuSample& sample) {
+                                                         const GpuSample& sample,
+                                                         double* unheld = nullptr) {
   const std::vector<Holder>& holders = attribution.Of(gpu);
   if (holders.empty() || gpu.is_mig() || !sample.process_sm_measured) return std::nullopt;
   std::vector<double> shares(holders.size(), 0.0);
+  double nobody = 0;
   std::vector<std::size_t> matches;
   for (const ProcessInfo& p : sample.processes) {
+    if (!p.sm_share || *p.sm_share <= 0) continue;
     const Holder* own = attribution.OfProcess(p.pid);
-    if (!own || !p.sm_share || *p.sm_share <= 0) continue;
     matches.clear();
-    for (std::size_t i = 0; i < holders.size(); ++i) {
+    for (std::size_t i = 0; own && i < holders.size(); ++i) {
       if (HoldsProcess(holders[i], *own)) matches.push_back(i);
     }
+    if (matches.empty()) nobody += *p.sm_share;
     for (std::size_t i : matches) shares[i] += *p.sm_share / static_cast<double>(matches.size());
   }
   for (double& s : shares) s = std::min(s, 1.0);
+  if (unheld) *unheld = std::min(nobody, 1.0);
   return shares;
 }
 
@@ -81,24 +88,28 @@ struct DeviceSplit {
   std::vector<double> weights;  // parallel to attribution.Of(gpu), adding up to 1
 };
 
-// How the device's quantities go to its holders: by share / the shares' sum
-// when measured and some holder's process ran; else evenly.
+// How the device's quantities go to its holders when measured and some
+// holder's process ran: each its share of all the processes' use, plus an
+// even part of the unheld use; else evenly.
 inline DeviceSplit SplitDevice(const Attribution& attribution, const GpuInfo& gpu,
                                const GpuSample& sample) {
   DeviceSplit out;
   const std::size_t n = attribution.Of(gpu).size();
   if (n == 0) return out;
   if (n == 1) return {SplitMethod::kSole, {1.0}};
-  if (auto shares = HolderSmShares(attribution, gpu, sample)) {
-    double sum = 0;
-    for (double s : *shares) sum += s;
-    if (sum > 0) {
+  const double even = 1.0 / static_cast<double>(n);
+  double unheld = 0;
+  if (auto shares = HolderSmShares(attribution, gpu, sample, &unheld)) {
+    double held = 0;
+    for (double s : *shares) held += s;
+    if (held > 0) {
       out.method = SplitMethod::kMeasured;
-      for (double s : *shares) out.weights.push_back(s / sum);
+      const double total = held + unheld;
+      for (double s : *shares) out.weights.push_back(s / total + unheld / total * even);
       return out;
     }
   }
-  out.weights.assign(n, 1.0 / static_cast<double>(n));
+  out.weights.assign(n, even);
   return out;
 }
 

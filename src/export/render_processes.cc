@@ -113,7 +113,8 @@ namespace gpuscope::prom {
 
 // One series per holder of each whole GPU whose per-process samples were
 // measured, holder labels in both modes: bounded by the holders, like
-// gpuscope_gpu_holder_info.
+// gpuscope_gpu_holder_info. Processes of no holder, when they ran, get one
+// series more without holder labels (the reports split their use evenly).
 void Renderer::RenderHolderShares(const Snapshot& snapshot, Writer& writer) {
   if (!snapshot.attribution) return;
   const PlannedFamily& family = plan_->holder_share;
@@ -124,8 +125,16 @@ void Renderer::RenderHolderShares(const Snapshot& snapshot, Writer& writer) {
     const GpuSample& sample = snapshot.samples[slot];
     if (sample.state == GpuState::kLost) continue;
     const GpuInfo& gpu = snapshot.gpus[slot];
-    const auto shares = HolderSmShares(*snapshot.attribution, gpu, sample);
+    double unheld = 0;
+    const auto shares = HolderSmShares(*snapshot.attribution, gpu, sample, &unheld);
     if (!shares) continue;
+    if (unheld > 0) {
+      out.append(family.name);
+      out.append(cache_->device[slot]);
+      out.append("} ");
+      AppendValue(unheld, &out);
+      out.push_back('\n');
+    }
     const std::vector<Holder>& holders = snapshot.attribution->Of(gpu);
     for (std::size_t i = 0; i < holders.size(); ++i) {
       out.append(family.name);

@@ -45,25 +45,37 @@ std::string Holders(const std::string& matcher) {
 
 // The GPUs whose holders' measured SM shares add up to more than 0.
 std::string Measured() {
-  return fmt::format("(sum by ({0}) (gpuscope_gpu_holder_sm_share_ratio{{gpu_instance=\"\"}}) > 0)",
-                     kGpu);
+  return fmt::format(
+      "(sum by ({0}) (gpuscope_gpu_holder_sm_share_ratio{{gpu_instance=\"\",workload!=\"\"}}) > 0)",
+      kGpu);
 }
 
 // The GPUs held by two holders or more.
 std::string SharedGpus() { return fmt::format("(count by ({0}) ({1}) > 1)", kGpu, Holders("")); }
 
+// A holder's measured weight (gpuscope:gpu_holder_share:ratio): its part of
+// all the processes' SM use, plus an even part of the use of processes no
+// holder matches (the share series without holder labels); only on the GPUs
+// of Measured().
+std::string MeasuredWeight() {
+  const std::string share = "gpuscope_gpu_holder_sm_share_ratio{gpu_instance=\"\"";
+  return fmt::format(
+      "((max by ({0}, namespace, pod, container, hpc_job, workload) ({1},workload!=\"\"}}) "
+      "+ on ({0}) group_left () ((sum by ({0}) ({1},workload=\"\"}}) or "
+      "0 * sum by ({0}) ({1},workload!=\"\"}})) / on ({0}) count by ({0}) ({2}))) "
+      "/ on ({0}) group_left () (sum by ({0}) ({1}}}) and on ({0}) {3}))",
+      kGpu, share, Holders(""), Measured());
+}
+
 // Each holder's share of its GPU, 0 while the GPU is lost
-// (gpuscope:gpu_holder_share:ratio): its measured SM share over the holders'
-// sum where the agent measured one, else 1 / its holders.
+// (gpuscope:gpu_holder_share:ratio): measured where the agent measured it,
+// else 1 / its holders.
 std::string Share(const Kind& kind) {
   return fmt::format(
       "(({1} * on ({0}) group_left () "
       "(max by ({0}) (gpuscope_gpu_lost{{gpu_instance=\"\"}}) == bool 0)) * "
-      "((max by ({0}, namespace, pod, container, hpc_job, workload) "
-      "(gpuscope_gpu_holder_sm_share_ratio{{gpu_instance=\"\"}}) "
-      "/ on ({0}) group_left () {3}) or "
-      "({2} / on ({0}) group_left () count by ({0}) ({2}))))",
-      kGpu, Holders(kind.matcher), Holders(""), Measured());
+      "({3} or ({2} / on ({0}) group_left () count by ({0}) ({2}))))",
+      kGpu, Holders(kind.matcher), Holders(""), MeasuredWeight());
 }
 
 std::string Label(const baseline::Sample& s, const char* name) {

@@ -29,7 +29,7 @@ Snapshot SharedGpus() {
   auto a = std::make_shared<Attribution>();
   for (std::size_t i = 0; i < 2; ++i) {
     GpuSample& s = snapshot.samples[i];
-    s.processes = {Process(1, 0.625), Process(2, 0.125), Process(3, 0.125), Process(4, 0.05)};
+    s.processes = {Process(1, 0.625), Process(2, 0.125), Process(3, 0.125), Process(4, 0.0625)};
     s.process_sm_measured = i == 0;
     a->holders[Attribution::DeviceKey(snapshot.gpus[i])] = {Pod("a"), Pod("b")};
   }
@@ -46,14 +46,17 @@ TEST(RenderHolderShare, OneSeriesPerHolderInBothModes) {
     Renderer renderer(options);
     const std::string body = *renderer.Render(SharedGpus(), {}, Format::kText);
     const auto lines = Lines(body, kFamily);
-    ASSERT_EQ(lines.size(), 2u) << body;
-    EXPECT_NE(lines[0].find("gpu=\"0\""), std::string::npos) << lines[0];
-    EXPECT_NE(lines[0].find(",namespace=\"ml\",pod=\"a\",container=\"main\",workload=\"a\"} 0.75"),
+    ASSERT_EQ(lines.size(), 3u) << body;
+    // The host process's use: nobody's, without holder labels.
+    EXPECT_NE(lines[0].find("{gpu=\"0\",uuid=\"GPU-00000000-aaaa-bbbb-cccc-dddddddddddd\"} 0.0625"),
               std::string::npos)
         << lines[0];
-    EXPECT_NE(lines[1].find(",pod=\"b\",container=\"main\",workload=\"b\"} 0.125"),
+    EXPECT_NE(lines[1].find(",namespace=\"ml\",pod=\"a\",container=\"main\",workload=\"a\"} 0.75"),
               std::string::npos)
         << lines[1];
+    EXPECT_NE(lines[2].find(",pod=\"b\",container=\"main\",workload=\"b\"} 0.125"),
+              std::string::npos)
+        << lines[2];
     EXPECT_NE(body.find("# TYPE gpuscope_gpu_holder_sm_share_ratio gauge"), std::string::npos);
   }
 }

@@ -119,12 +119,14 @@ TEST(Ledger, SharedGpuSplitsEvenlyBetweenHolders) {
 
 // A snapshot of one GPU time-sliced between pods a and b, whose processes
 // (pids 1 and 2) used `share_a` and `share_b` of its SM time; `measured`
-// false: NVML gave no per-process samples. Pid 3, a host process, used 5%.
-Snapshot Shared(double t, const Reading& r, double share_a, double share_b, bool measured) {
+// false: NVML gave no per-process samples. Pid 3, a host process (nobody's),
+// used `share_host`.
+Snapshot Shared(double t, const Reading& r, double share_a, double share_b, bool measured,
+                double share_host = 0) {
   Snapshot snap = At(t, {r}, {{Pod("a"), Pod("b")}});
   GpuSample& s = snap.samples[0];
   s.processes.clear();
-  for (auto [pid, share] : {std::pair{1u, share_a}, {2u, share_b}, {3u, 0.05}}) {
+  for (auto [pid, share] : {std::pair{1u, share_a}, {2u, share_b}, {3u, share_host}}) {
     ProcessInfo p;
     p.pid = pid;
     if (measured) p.sm_share = share;
@@ -145,7 +147,7 @@ TEST(Ledger, SharedGpuSplitsByMeasuredShare) {
   auto a = ledger.Find("pod", "ml/a");
   auto b = ledger.Find("pod", "ml/b");
   ASSERT_TRUE(a && b);
-  // 0.7 : 0.1 of the holders' 0.8 (the host process's 5% is nobody's).
+  // 0.7 : 0.1 of the holders' 0.8.
   EXPECT_DOUBLE_EQ(a->devices[0].busy_seconds, 3.2 * 7 / 8);
   EXPECT_DOUBLE_EQ(b->devices[0].busy_seconds, 3.2 / 8);
   EXPECT_DOUBLE_EQ(b->devices[0].held_seconds, 4.0 / 8);
@@ -155,6 +157,22 @@ TEST(Ledger, SharedGpuSplitsByMeasuredShare) {
   auto workload = ledger.Find("workload", "serve");
   ASSERT_TRUE(workload);
   EXPECT_DOUBLE_EQ(workload->devices[0].held_seconds, 4);
+}
+
+// Use no holder's process made (a host process, or a holder's process hidden
+// from attribution) is split evenly: hiding one's work shifts none of it
+// onto the other holders.
+TEST(Ledger, UnheldUseIsSplitEvenly) {
+  Ledger ledger;
+  ledger.Observe(Shared(10, {0, 0, 0}, 0.5, 0.1, true, 0.2), {});
+  ledger.Observe(Shared(14, {3.2, 2, 0}, 0.5, 0.1, true, 0.2), {});
+  auto a = ledger.Find("pod", "ml/a");
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(a && b);
+  // a: 0.5 / 0.8 + 0.2 / 0.8 / 2 = 0.75; b: 0.1 / 0.8 + 0.125 = 0.25.
+  EXPECT_NEAR(a->devices[0].held_seconds, 3, 1e-9);
+  EXPECT_NEAR(b->devices[0].held_seconds, 1, 1e-9);
+  EXPECT_EQ(b->devices[0].split, "measured");
 }
 
 TEST(Ledger, SharedGpuWithoutSamplesOrUseSplitsEvenlyAndSaysSo) {

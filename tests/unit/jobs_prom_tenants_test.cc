@@ -35,8 +35,9 @@ TEST(PromTenants, QueriesJoinBothAttributionModesOnTheGpu) {
             std::string::npos)
       << (*q)[4];
   // The share: measured where the agent exports it, else 1 / holders.
-  EXPECT_NE((*q)[2].find("gpuscope_gpu_holder_sm_share_ratio{gpu_instance=\"\"}) > 0"),
-            std::string::npos)
+  EXPECT_NE(
+      (*q)[2].find("gpuscope_gpu_holder_sm_share_ratio{gpu_instance=\"\",workload!=\"\"}) > 0"),
+      std::string::npos)
       << (*q)[2];
   EXPECT_NE((*q)[2].find(" or ("), std::string::npos) << (*q)[2];
   // The steps shared, and of those measured: the split each row names.
