@@ -16,10 +16,11 @@
 // Busy, SM-active and energy are the deltas of the sampler's integrals over
 // the interval; idle-held, throttled and tensor activity are judged at the
 // interval's end, as the idle-held counter is. A device with several holders
-// gives each its weight of every quantity (gpuscope/holder_share.h): its
-// measured share of the GPU's SM time over the holders' total where NVML
-// measured per-process samples and some holder's process ran, else 1/N (MIG,
-// samples unsupported, all idle), as the tenant rules split it
+// gives each its weight of every quantity (gpuscope/holder_share.h): its part
+// of the processes' measured SM use, plus an even part of the use no holder's
+// processes made, where NVML measured per-process samples and some holder's
+// process ran; else 1/N (MIG, samples unsupported, all idle), as the tenant
+// rules split it
 // (deploy/prometheus/rules/gpu-tenants.yml); peak memory is the device's. Each
 // device row says which split it had (DeviceUsage::split).
 //
