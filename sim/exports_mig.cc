@@ -102,7 +102,8 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t 
 }
 
 // One sample per live process (of any list), each taking its sm_share of the
-// GPU's SM and DRAM activity; NVML answers only on whole GPUs.
+// GPU's kernel time (utilization.gpu: on real drivers the processes' smUtil add
+// up to it) and DRAM activity; NVML answers only on whole GPUs.
 SIM_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
                                                         nvmlProcessUtilizationSample_t* samples,
                                                         unsigned int* count,
@@ -124,7 +125,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t d,
     const double part = shares > 0 ? procs[i].sm_share / shares : 0;
     samples[i] = {procs[i].pid,
                   ts,
-                  static_cast<unsigned>(std::lround(c.st.act.sm * 100 * part)),
+                  static_cast<unsigned>(std::lround(c.st.act.util * 100 * part)),
                   static_cast<unsigned>(std::lround(c.st.act.dram * 100 * part)),
                   0,
                   0};

@@ -78,6 +78,11 @@ struct ProcessInfo {
   // From nvmlDeviceGetProcessUtilization over the last slow period, in [0, 1];
   // absent when the driver gave no sample for the process (MIG, or idle).
   std::optional<double> sm_utilization, memory_utilization;
+  // The process's share of the GPU's SM time over the last slow period, in
+  // [0, 1]: its samples' SM utilization summed over the periods NVML sampled
+  // (a period it did not run in counts 0). Set, 0 included, for every process
+  // when GpuSample::process_sm_measured; absent otherwise.
+  std::optional<double> sm_share;
 
   bool Is(ProcessKind kind) const { return (kinds & kind) != 0; }
 };
@@ -106,6 +111,10 @@ struct GpuSample {
   std::vector<NvLinkLink> nvlink;
   std::map<unsigned, uint64_t> xid_counts;  // XID code -> count since start
   std::vector<ProcessInfo> processes;
+  // nvmlDeviceGetProcessUtilization answered at the last slow read, so each
+  // process's sm_share is measured. False on MIG (NVML gives none), where the
+  // driver does not support it, and while the device has no processes.
+  bool process_sm_measured = false;
   // (call, NVML return code name) -> failed calls since start; NOT_SUPPORTED
   // (absence) and GPU_IS_LOST (state kLost) are not counted.
   std::map<std::pair<std::string, std::string>, uint64_t> call_errors;

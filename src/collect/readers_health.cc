@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
 #include <utility>
 #include <vector>
 
+#include "collect/process_shares.h"
 #include "collect/readers.h"
 #include "nvml/field_ids.h"
 
@@ -213,7 +215,9 @@ void MergeProcessList(const std::vector<nvml::Process>& list, ProcessKind kind,
 }
 
 // The mean SM and memory utilization of each process over the samples NVML
-// took since the last read.
+// took since the last read, and its share of the GPU's SM time (0 for a
+// process without samples: it did not run). Samples of a pid no longer
+// listed (it exited since) are nobody's: no holder is charged for them.
 void ReadProcessUtilization(ReadContext& ctx, ProcessState& state,
                             std::vector<ProcessInfo>& processes) {
   if (processes.empty()) return;
@@ -221,6 +225,12 @@ void ReadProcessUtilization(ReadContext& ctx, ProcessState& state,
       "nvmlDeviceGetProcessUtilization",
       [&] { return ctx.device().ProcessUtilization(state.last_seen_us); });
   if (!samples) return;
+  const std::map<uint32_t, double> shares = ProcessSmShares(*samples);
+  for (ProcessInfo& p : processes) {
+    const auto share = shares.find(p.pid);
+    p.sm_share = share == shares.end() ? 0.0 : share->second;
+  }
+  ctx.reading().sample.process_sm_measured = true;
   for (ProcessInfo& p : processes) {
     double sm = 0, memory = 0;
     unsigned n = 0;

@@ -33,6 +33,7 @@ void Merge(GpuSample& sample, Reading& reading) {
   if (reading.tiers.slow) {
     sample.nvlink = std::move(reading.sample.nvlink);
     sample.processes = std::move(reading.sample.processes);
+    sample.process_sm_measured = reading.sample.process_sm_measured;
   }
 }
 

@@ -182,7 +182,17 @@ inline constexpr std::string_view kProcessLabels =
   X(kGpuHolderInfo, "gpuscope_gpu_holder_info", kInfo, kGpu, kNative,                              \
     "namespace, pod, container, hpc_job, workload",                                                \
     "One holder of the GPU (pod, Slurm job, workload) with --attribution-labels info; join on "    \
-    "uuid. The value is always 1.")
+    "uuid. The value is always 1.")                                                                \
+  /* Each holder's measured share of a shared GPU (render_processes.cc), in both                   \
+     --attribution-labels modes: one series per holder of a whole GPU. */                          \
+  X(kGpuHolderSmShare, "gpuscope_gpu_holder_sm_share_ratio", kGauge, kGpu, kNative,                \
+    "namespace, pod, container, hpc_job, workload (the holder's, in both attribution-label "       \
+    "modes)",                                                                                      \
+    "Share of the GPU's time its SMs ran this holder's processes over the last slow interval "     \
+    "(nvmlDeviceGetProcessUtilization joined with each process's pod or job); the holders' "       \
+    "shares add up to the GPU's busy share at most; the series without holder labels is the "     \
+    "share of processes no holder matches. Absent on MIG and where NVML gives no per-process "    \
+    "samples; the reports then split the GPU evenly.")
 
 #define GPUSCOPE_BUILTIN_DECLARE(id, name, type, group, base, labels, help) \
   inline constexpr BuiltinFamily id{                                        \

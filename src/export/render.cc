@@ -129,6 +129,7 @@ Renderer::Renderer(RenderOptions options)
     plan_->processes[i] = PlanBuiltin(*kProcessBuiltins[i]);
   }
   plan_->holder_info = PlanBuiltin(kGpuHolderInfo);
+  plan_->holder_share = PlanBuiltin(kGpuHolderSmShare);
 }
 
 Renderer::~Renderer() = default;
@@ -198,6 +199,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     RenderNative(snapshot, writer);
     RenderNvLink(snapshot, writer);
     RenderXid(snapshot, writer);
+    RenderHolderShares(snapshot, writer);
     if (options_.process_series > 0) RenderProcesses(snapshot, writer);
   }
   for (const Family& family : extra) {

@@ -39,6 +39,7 @@ struct Renderer::Plan {
   std::array<PlannedFamily, kTrailingBuiltins.size()> trailing;
   std::array<PlannedFamily, kProcessBuiltins.size()> processes;
   PlannedFamily holder_info;  // attribution_labels kInfo
+  PlannedFamily holder_share;
 };
 
 // What the lean profile has shown of its sparse series, per slot of

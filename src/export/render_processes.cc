@@ -1,11 +1,13 @@
 // The Renderer's per-process families: on each device the processes using the
 // most memory, one series each, and the rest summed into pid="other", so a
-// node with hundreds of processes still has a bounded number of series.
+// node with hundreds of processes still has a bounded number of series. And
+// the processes joined to their holders: each holder's share of its GPU.
 #include <algorithm>
 #include <optional>
 #include <string>
 
 #include "export/render_internal.h"
+#include "gpuscope/holder_share.h"
 
 namespace gpuscope::prom {
 namespace {
@@ -103,6 +105,47 @@ void Renderer::RenderProcesses(const Snapshot& snapshot, Writer& writer) {
     }
     writer.End();
   }
+}
+
+}  // namespace gpuscope::prom
+
+namespace gpuscope::prom {
+
+// One series per holder of each whole GPU whose per-process samples were
+// measured, holder labels in both modes: bounded by the holders, like
+// gpuscope_gpu_holder_info. Processes of no holder, when they ran, get one
+// series more without holder labels (the reports split their use evenly).
+void Renderer::RenderHolderShares(const Snapshot& snapshot, Writer& writer) {
+  if (!snapshot.attribution) return;
+  const PlannedFamily& family = plan_->holder_share;
+  writer.Begin(family);
+  std::string& out = writer.out();
+  for (uint32_t slot : cache_->order) {
+    if (slot >= snapshot.samples.size() || slot >= snapshot.gpus.size()) continue;
+    const GpuSample& sample = snapshot.samples[slot];
+    if (sample.state == GpuState::kLost) continue;
+    const GpuInfo& gpu = snapshot.gpus[slot];
+    double unheld = 0;
+    const auto shares = HolderSmShares(*snapshot.attribution, gpu, sample, &unheld);
+    if (!shares) continue;
+    if (unheld > 0) {
+      out.append(family.name);
+      out.append(cache_->device[slot]);
+      out.append("} ");
+      AppendValue(unheld, &out);
+      out.push_back('\n');
+    }
+    const std::vector<Holder>& holders = snapshot.attribution->Of(gpu);
+    for (std::size_t i = 0; i < holders.size(); ++i) {
+      out.append(family.name);
+      out.append(cache_->device[slot]);
+      out.append(NativeHolderLabels(holders[i]));
+      out.append("} ");
+      AppendValue((*shares)[i], &out);
+      out.push_back('\n');
+    }
+  }
+  writer.End();
 }
 
 }  // namespace gpuscope::prom

@@ -90,21 +90,28 @@ void Ledger::ObserveDevice(const Snapshot& snapshot, std::size_t slot, double no
   if (holders.empty()) return;
   // Several holders of one device may feed one key (two pods of a workload):
   // their shares add up, credited once.
+  const DeviceSplit split = SplitDevice(*snapshot.attribution, info, s);
   std::map<Key, std::pair<double, const Holder*>> shares;
-  const double share = 1.0 / static_cast<double>(holders.size());
-  for (const Holder& h : holders) {
-    for (Key& key : KeysOf(h)) {
-      auto [it, added] = shares.try_emplace(std::move(key), 0.0, &h);
-      it->second.first += share;
+  for (std::size_t i = 0; i < holders.size(); ++i) {
+    for (Key& key : KeysOf(holders[i])) {
+      auto [it, added] = shares.try_emplace(std::move(key), 0.0, &holders[i]);
+      it->second.first += split.weights[i];
     }
   }
   for (const auto& [key, credit] : shares) {
-    Credit(key, *credit.second, credit.first, snapshot, slot, in);
+    Credit(key, *credit.second, credit.first, split.method, snapshot, slot, in);
   }
 }
 
-void Ledger::Credit(const Key& key, const Holder& holder, double share, const Snapshot& snapshot,
-                    std::size_t slot, const Interval& in) {
+std::string SplitName(const DeviceUsage& d) {
+  if (d.measured_split_seconds > 0 && d.even_split_seconds > 0) return "mixed";
+  if (d.measured_split_seconds > 0) return std::string(SplitMethodName(SplitMethod::kMeasured));
+  if (d.even_split_seconds > 0) return std::string(SplitMethodName(SplitMethod::kEven));
+  return std::string(SplitMethodName(SplitMethod::kSole));
+}
+
+void Ledger::Credit(const Key& key, const Holder& holder, double share, SplitMethod method,
+                    const Snapshot& snapshot, std::size_t slot, const Interval& in) {
   const GpuInfo& info = snapshot.gpus[slot];
   const double now = snapshot.timestamp;
   Entry& e = entries_[key];
@@ -147,6 +154,9 @@ void Ledger::Credit(const Key& key, const Holder& holder, double share, const Sn
   const bool counts = !added && in.dt > 0 && d.last_seen == in.since;
   d.last_seen = now;
   if (!counts) return;
+  if (method == SplitMethod::kMeasured) d.measured_split_seconds += in.dt;
+  if (method == SplitMethod::kEven) d.even_split_seconds += in.dt;
+  d.split = SplitName(d);
   d.held_seconds += share * in.dt;
   d.idle_held_seconds += share * in.idle_held;
   d.throttled_seconds += share * in.throttled;

@@ -15,9 +15,14 @@
 // last seen - first seen (gaps over max_gap_seconds count only that much).
 // Busy, SM-active and energy are the deltas of the sampler's integrals over
 // the interval; idle-held, throttled and tensor activity are judged at the
-// interval's end, as the idle-held counter is. A device with N distinct
-// holders gives each 1/N of every quantity (the tenant rules' split,
-// deploy/prometheus/rules/gpu-tenants.yml); peak memory is the device's.
+// interval's end, as the idle-held counter is. A device with several holders
+// gives each its weight of every quantity (gpuscope/holder_share.h): its part
+// of the processes' measured SM use, plus an even part of the use no holder's
+// processes made, where NVML measured per-process samples and some holder's
+// process ran; else 1/N (MIG, samples unsupported, all idle), as the tenant
+// rules split it
+// (deploy/prometheus/rules/gpu-tenants.yml); peak memory is the device's. Each
+// device row says which split it had (DeviceUsage::split).
 //
 // A holder that no device names any more has ended (end = last seen); ended
 // holders are kept for keep_ended_seconds, at most max_ended of them, and only
@@ -47,6 +52,7 @@
 #include "analysis/report.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/catalog.h"
+#include "gpuscope/holder_share.h"
 #include "gpuscope/snapshot.h"
 
 namespace gpuscope::jobs {
@@ -80,7 +86,16 @@ struct DeviceUsage {
   bool sm_active_known = false, tensor_known = false, energy_known = false;
   double memory_peak_bytes = 0, memory_total_bytes = 0;
   double first_seen = 0, last_seen = 0;
+  // How the device's quantities were split for this holder: "sole holder",
+  // "measured", "even split" (SplitMethodName), or "mixed" when the device's
+  // intervals had more than one of the last two; "" when nothing counted yet.
+  std::string split;
+  // The device's seconds split each way (not weighted): they decide `split`.
+  double measured_split_seconds = 0, even_split_seconds = 0;
 };
+
+// DeviceUsage::split from its measured and even-split seconds.
+std::string SplitName(const DeviceUsage& d);
 
 struct JobUsage {
   std::string kind;                               // "job", "pod" or "workload"
@@ -138,7 +153,8 @@ class Ledger {
 
   void ObserveDevice(const Snapshot& snapshot, std::size_t slot, double now);
   void Credit(const std::pair<std::string, std::string>& key, const Holder& holder, double share,
-              const Snapshot& snapshot, std::size_t slot, const Interval& interval);
+              SplitMethod method, const Snapshot& snapshot, std::size_t slot,
+              const Interval& interval);
   void NoteFindings(const Snapshot& snapshot, const std::vector<analysis::GpuDiagnosis>& diagnoses,
                     double now);
   void EndAndEvict(double now);

@@ -7,13 +7,14 @@
 #include <map>
 #include <tuple>
 
+#include "jobs/ledger.h"
 #include "jobs/prom_source.h"
 
 namespace gpuscope::jobs {
 namespace {
 
 // The answers' order.
-enum Answer { kFirst, kLast, kHeld, kBusy, kEnergy, kIdleHeld, kN };
+enum Answer { kFirst, kLast, kHeld, kBusy, kEnergy, kIdleHeld, kSharedSteps, kMeasuredSteps, kN };
 
 // What a GPU value is folded to and joined on (the tenant rules' key).
 constexpr const char* kGpu = "instance, gpu, uuid";
@@ -42,14 +43,39 @@ std::string Holders(const std::string& matcher) {
       kGpu, m);
 }
 
-// Each holder's share of its GPU: 1 / its holders, 0 while the GPU is lost
-// (gpuscope:gpu_holder_share:ratio).
+// The GPUs whose holders' measured SM shares add up to more than 0.
+std::string Measured() {
+  return fmt::format(
+      "(sum by ({0}) (gpuscope_gpu_holder_sm_share_ratio{{gpu_instance=\"\",workload!=\"\"}}) > 0)",
+      kGpu);
+}
+
+// The GPUs held by two holders or more.
+std::string SharedGpus() { return fmt::format("(count by ({0}) ({1}) > 1)", kGpu, Holders("")); }
+
+// A holder's measured weight (gpuscope:gpu_holder_share:ratio): its part of
+// all the processes' SM use, plus an even part of the use of processes no
+// holder matches (the share series without holder labels); only on the GPUs
+// of Measured().
+std::string MeasuredWeight() {
+  const std::string share = "gpuscope_gpu_holder_sm_share_ratio{gpu_instance=\"\"";
+  return fmt::format(
+      "((max by ({0}, namespace, pod, container, hpc_job, workload) ({1},workload!=\"\"}}) "
+      "+ on ({0}) group_left () ((sum by ({0}) ({1},workload=\"\"}}) or "
+      "0 * sum by ({0}) ({1},workload!=\"\"}})) / on ({0}) count by ({0}) ({2}))) "
+      "/ on ({0}) group_left () (sum by ({0}) ({1}}}) and on ({0}) {3}))",
+      kGpu, share, Holders(""), Measured());
+}
+
+// Each holder's share of its GPU, 0 while the GPU is lost
+// (gpuscope:gpu_holder_share:ratio): measured where the agent measured it,
+// else 1 / its holders.
 std::string Share(const Kind& kind) {
   return fmt::format(
       "(({1} * on ({0}) group_left () "
-      "(max by ({0}) (gpuscope_gpu_lost{{gpu_instance=\"\"}}) == bool 0)) "
-      "/ on ({0}) group_left () count by ({0}) ({2}))",
-      kGpu, Holders(kind.matcher), Holders(""));
+      "(max by ({0}) (gpuscope_gpu_lost{{gpu_instance=\"\"}}) == bool 0)) * "
+      "({3} or ({2} / on ({0}) group_left () count by ({0}) ({2}))))",
+      kGpu, Holders(kind.matcher), Holders(""), MeasuredWeight());
 }
 
 std::string Label(const baseline::Sample& s, const char* name) {
@@ -90,6 +116,12 @@ Result<std::vector<std::string>> TenantsQueries(const TenantsQuery& q) {
   out[kBusy] = credited("gpuscope_gpu_busy_seconds_total");
   out[kEnergy] = credited("gpuscope_energy_joules_total");
   out[kIdleHeld] = credited("gpuscope_gpu_idle_held_seconds_total");
+  // Steps the holder's GPU was shared, and of those the steps split by measured share.
+  const std::string shared = fmt::format("sum by ({}) ({} and on ({}) {})", by,
+                                         Holders(kind->matcher), kGpu, SharedGpus());
+  out[kSharedSteps] = fmt::format("count_over_time(({}){})", shared, range);
+  out[kMeasuredSteps] =
+      fmt::format("count_over_time(({} and on ({}) {}){})", shared, kGpu, Measured(), range);
   return out;
 }
 
@@ -122,6 +154,16 @@ Result<std::vector<JobUsage>> TenantsFromAnswers(
   each(kBusy, [](DeviceUsage& d, double v) { d.busy_seconds = v; });
   each(kEnergy, [](DeviceUsage& d, double v) { d.energy_joules = v, d.energy_known = true; });
   each(kIdleHeld, [](DeviceUsage& d, double v) { d.idle_held_seconds = v; });
+  // Seconds shared (all counted as even first), then those measured moved out.
+  const double step = std::max(1.0, q.step_seconds);
+  each(kSharedSteps, [&](DeviceUsage& d, double v) { d.even_split_seconds = v * step; });
+  each(kMeasuredSteps, [&](DeviceUsage& d, double v) { d.measured_split_seconds = v * step; });
+  for (auto& [id, devices] : holders) {
+    for (auto& [key, d] : devices) {
+      d.even_split_seconds = std::max(0.0, d.even_split_seconds - d.measured_split_seconds);
+      d.split = SplitName(d);
+    }
+  }
 
   std::vector<JobUsage> out;
   for (auto& [id, devices] : holders) {

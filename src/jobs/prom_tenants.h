@@ -7,9 +7,13 @@
 // holders of each whole GPU come from gpuscope_gpu_holder_info (info mode)
 // or from the holder labels on gpuscope_gpu_info / gpuscope_gpu_lost (series
 // mode); each GPU value is folded to one per (instance, gpu, uuid) and joined
-// to its holders weighted by 1/holders, so a shared GPU is split evenly, as
-// the ledger splits it. The rules are inlined (subqueries at the scrape
-// interval), so no recording rule needs to have run over the range.
+// to its holders weighted by their share, as the ledger splits it: where the
+// agent measured gpuscope_gpu_holder_sm_share_ratio, the holder's part of all
+// the processes' use plus an even part of the use no holder's processes made;
+// else 1/holders. Each device row's split says which
+// (DeviceUsage::split, from the steps the GPU was shared and measured). The
+// rules are inlined (subqueries at the scrape interval), so no recording rule
+// needs to have run over the range.
 //
 // Per holder and GPU, with S the scrape interval (the subquery step):
 //   held       sum over the steps of the holder's share x S

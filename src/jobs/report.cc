@@ -330,6 +330,7 @@ Report BuildReport(const JobUsage& usage, const ReportOptions& options) {
     g.idle_held_seconds = d.idle_held_seconds;
     g.throttled_seconds = d.throttled_seconds;
     g.throttle_reason_seconds = d.throttle_reason_seconds;
+    g.split = d.split;
     r.gpus.push_back(std::move(g));
     r.gpu_hours += d.held_seconds / kSecondsPerHour;
     r.busy_gpu_hours += d.busy_seconds / kSecondsPerHour;
@@ -355,7 +356,9 @@ std::string ReportJson(const Report& r) {
                     {"memory_total_bytes", g.memory_total_bytes},
                     {"energy_joules", OrNull(g.energy_joules)},
                     {"idle_held_seconds", g.idle_held_seconds},
-                    {"throttled_seconds", g.throttled_seconds}});
+                    {"throttled_seconds", g.throttled_seconds},
+                    {"split", g.split.empty() ? nlohmann::ordered_json(nullptr)
+                                              : nlohmann::ordered_json(g.split)}});
   }
   nlohmann::ordered_json notes = nlohmann::ordered_json::array();
   for (const Note& n : r.notes) notes.push_back({{"kind", n.kind}, {"text", n.text}});
@@ -383,11 +386,24 @@ std::vector<std::string> Cells(const GpuLine& g) {
           Gib(g.memory_peak_bytes) + " / " + Gib(g.memory_total_bytes),
           g.energy_joules ? fmt::format("{:.3f} kWh", *g.energy_joules / kJoulesPerKwh) : "-",
           Duration(g.idle_held_seconds),
-          Duration(g.throttled_seconds)};
+          Duration(g.throttled_seconds),
+          g.split.empty() ? "-" : g.split};
 }
 
-const std::vector<std::string> kHeader = {"GPU",         "HOST",   "SM ACTIVE", "BUSY",
-                                          "MEMORY PEAK", "ENERGY", "IDLE-HELD", "THROTTLED"};
+const std::vector<std::string> kHeader = {"GPU",    "HOST",      "SM ACTIVE", "BUSY", "MEMORY PEAK",
+                                          "ENERGY", "IDLE-HELD", "THROTTLED", "SPLIT"};
+
+// How a holder's GPUs were split: their one method, "mixed" when they
+// differ, "-" when the source does not split.
+std::string SplitOf(const Report& r) {
+  std::string out;
+  for (const GpuLine& g : r.gpus) {
+    if (g.split.empty()) continue;
+    if (out.empty()) out = g.split;
+    if (out != g.split) return "mixed";
+  }
+  return out.empty() ? "-" : out;
+}
 
 // The report with the text that came from the source (ids, host names, the
 // notes that quote them) safe for a terminal, one line each.
@@ -395,7 +411,7 @@ Report Printable(Report r) {
   auto clean = [](std::string& text) { text = base::TerminalText(text); };
   clean(r.job);
   clean(r.source);
-  for (GpuLine& g : r.gpus) clean(g.uuid), clean(g.hostname), clean(g.mig_profile);
+  for (GpuLine& g : r.gpus) clean(g.uuid), clean(g.hostname), clean(g.mig_profile), clean(g.split);
   for (FindingSeen& f : r.findings) clean(f.kind), clean(f.device_key);
   for (Note& n : r.notes) clean(n.kind), clean(n.text);
   return r;
@@ -482,20 +498,21 @@ std::vector<JobUsage> FoldByNamespace(const std::vector<JobUsage>& pods) {
 }
 
 std::string TenantsTable(const std::vector<Report>& reports, bool markdown) {
-  std::string out =
-      markdown ? "| HOLDER | GPU-HOURS | BUSY GPU-HOURS | IDLE-HELD GPU-HOURS | "
-                 "ENERGY KWH | COST |\n|---|---|---|---|---|---|\n"
-               : fmt::format("{:<32}{:>12}{:>16}{:>21}{:>12}{:>10}\n", "HOLDER", "GPU-HOURS",
-                             "BUSY GPU-HOURS", "IDLE-HELD GPU-HOURS", "ENERGY KWH", "COST");
+  std::string out = markdown ? "| HOLDER | GPU-HOURS | BUSY GPU-HOURS | IDLE-HELD GPU-HOURS | "
+                               "ENERGY KWH | COST | SPLIT |\n|---|---|---|---|---|---|---|\n"
+                             : fmt::format("{:<32}{:>12}{:>16}{:>21}{:>12}{:>10}  {}\n", "HOLDER",
+                                           "GPU-HOURS", "BUSY GPU-HOURS", "IDLE-HELD GPU-HOURS",
+                                           "ENERGY KWH", "COST", "SPLIT");
   for (const Report& r : reports) {
     const std::string holder = base::TerminalText(r.job);
     const std::string cost = r.cost ? fmt::format("{:.2f}", *r.cost) : "-";
-    out +=
-        markdown
-            ? fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} |\n", holder, r.gpu_hours,
-                          r.busy_gpu_hours, r.idle_held_gpu_hours, r.energy_kwh, cost)
-            : fmt::format("{:<32}{:>12.3f}{:>16.3f}{:>21.3f}{:>12.3f}{:>10}\n", holder, r.gpu_hours,
-                          r.busy_gpu_hours, r.idle_held_gpu_hours, r.energy_kwh, cost);
+    const std::string split = base::TerminalText(SplitOf(r));
+    out += markdown ? fmt::format("| {} | {:.3f} | {:.3f} | {:.3f} | {:.3f} | {} | {} |\n", holder,
+                                  r.gpu_hours, r.busy_gpu_hours, r.idle_held_gpu_hours,
+                                  r.energy_kwh, cost, split)
+                    : fmt::format("{:<32}{:>12.3f}{:>16.3f}{:>21.3f}{:>12.3f}{:>10}  {}\n", holder,
+                                  r.gpu_hours, r.busy_gpu_hours, r.idle_held_gpu_hours,
+                                  r.energy_kwh, cost, split);
   }
   return out;
 }
@@ -510,7 +527,9 @@ std::string TenantsJson(const std::vector<Report>& reports) {
                     {"busy_gpu_hours", r.busy_gpu_hours},
                     {"idle_held_gpu_hours", r.idle_held_gpu_hours},
                     {"energy_kwh", r.energy_kwh},
-                    {"cost", OrNull(r.cost)}});
+                    {"cost", OrNull(r.cost)},
+                    {"split", SplitOf(r) == "-" ? nlohmann::ordered_json(nullptr)
+                                                : nlohmann::ordered_json(SplitOf(r))}});
   }
   return nlohmann::ordered_json{{"tenants", std::move(rows)}}.dump(2, ' ', /*ensure_ascii=*/true) +
          "\n";

@@ -6,7 +6,9 @@
 //   {"job", "source", "start", "end" (null while running),
 //    "gpus": [{"uuid", "gpu", "hostname", "sm_active_ratio", "busy_ratio",
 //              "memory_peak_bytes", "memory_total_bytes", "energy_joules",
-//              "idle_held_seconds", "throttled_seconds"}],
+//              "idle_held_seconds", "throttled_seconds",
+//              "split" ("measured", "even split", "sole holder", "mixed"; null
+//              when the source does not split a shared GPU)}],
 //    "gpu_hours", "energy_kwh", "idle_held_gpu_hours",
 //    "cost" (null without a price), "notes": [{"kind", "text"}]}
 // Ratios are of the time held; a value the GPU cannot tell (no GPM: SM
@@ -67,6 +69,10 @@ struct GpuLine {
   std::optional<double> energy_joules;
   double idle_held_seconds = 0, throttled_seconds = 0, held_seconds = 0;
   std::map<std::string, double> throttle_reason_seconds;  // by reason label
+  // How a shared GPU's quantities were split for this holder (DeviceUsage::split):
+  // "measured", "even split", "sole holder", "mixed"; "" when the source does
+  // not split (a Prometheus job report: each holder's series carry the GPU).
+  std::string split;
 };
 
 struct Report {

@@ -1,8 +1,11 @@
 #include "jobs/usage_json.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <utility>
 
 #include "base/text.h"
@@ -26,7 +29,8 @@ json DeviceToJson(const DeviceUsage& d) {
               {"memory_peak_bytes", d.memory_peak_bytes},
               {"memory_total_bytes", d.memory_total_bytes},
               {"first_seen", d.first_seen},
-              {"last_seen", d.last_seen}};
+              {"last_seen", d.last_seen},
+              {"split", d.split}};
   // Absent, never 0, when the GPU cannot tell (no GPM, no energy counter).
   out["sm_active_seconds"] = d.sm_active_known ? json(d.sm_active_seconds) : json(nullptr);
   out["tensor_active_seconds"] = d.tensor_known ? json(d.tensor_active_seconds) : json(nullptr);
@@ -118,6 +122,19 @@ Result<DeviceUsage> DeviceFromJson(const json& j) {
             TakeOptional(j, "tensor_active_seconds", d.tensor_active_seconds, d.tensor_known, e) &&
             TakeOptional(j, "energy_joules", d.energy_joules, d.energy_known, e);
   if (!ok) return Status::InvalidArgument("device: " + e);
+  // Agents before the measured split split every shared GPU evenly.
+  d.split = "even split";
+  if (j.contains("split")) {
+    const json& split = j["split"];
+    constexpr std::string_view kSplits[] = {"", "sole holder", "measured", "even split", "mixed"};
+    if (!split.is_string() || std::find(std::begin(kSplits), std::end(kSplits),
+                                        split.get<std::string>()) == std::end(kSplits)) {
+      return Status::InvalidArgument(
+          "device: \"split\" is not one of sole holder, measured, "
+          "even split, mixed");
+    }
+    d.split = split.get<std::string>();
+  }
   return d;
 }
 

@@ -14,8 +14,10 @@ HOLDER_LABELS = ("namespace", "pod", "container", "hpc_job", "workload")
 # Native device labels, in the order the renderer writes them.
 DEVICE_LABELS = ("gpu", "uuid", "gpu_instance", "mig_profile", "compute_instance")
 # Families whose namespace/pod/workload labels are their own (application KPIs
-# from OTLP, the KPI diagnosis), not the GPU holder's.
-OWN_LABEL_PREFIXES = ("gpuscope_app_", "gpuscope_kpi_")
+# from OTLP, the KPI diagnosis), not the GPU holder's, and the per-holder
+# families that carry their holder's labels in both modes (holder info, the
+# holder's SM share).
+OWN_LABEL_PREFIXES = ("gpuscope_app_", "gpuscope_kpi_", "gpuscope_gpu_holder_")
 
 _SERIES = re.compile(r'^\s*([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(?:\{(.*)\})?\s*$')
 _LABEL = re.compile(r'\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?')

@@ -339,7 +339,10 @@ SPARSE = {"gpuscope_ecc_errors_total", "gpuscope_collector_stale",
           "gpuscope_nvlink_link_errors_total", "gpuscope_nvlink_link_active",
           "gpuscope_xid_errors_total", "gpuscope_memory_oom_eta_seconds",
           # only with --remediate (no agent of this fleet remediates; test_remediate_slurm)
-          "gpuscope_remediation_actions_total"}
+          "gpuscope_remediation_actions_total",
+          # only where a holder's processes are known and NVML gives per-process samples
+          # (test_attribution_share)
+          "gpuscope_gpu_holder_sm_share_ratio"}
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool",
                 "offset", "and", "or", "unless", "vector", "scalar", "time", "inf", "nan"}
 SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?')

@@ -117,7 +117,9 @@ class JobReportsTest(unittest.TestCase):
             check(set(r["gpus"][0]) == {"uuid", "gpu", "hostname", "sm_active_ratio",
                                         "busy_ratio", "memory_peak_bytes", "memory_total_bytes",
                                         "energy_joules", "idle_held_seconds",
-                                        "throttled_seconds"}, "gpu keys: %s" % r["gpus"][0])
+                                        "throttled_seconds", "split"},
+                  "gpu keys: %s" % r["gpus"][0])
+            check(r["gpus"][0]["split"] == "sole holder", "split: %s" % r["gpus"][0])
             kinds = [n["kind"] for n in r["notes"]]
             check(kinds == ["gpus_unused"], "notes: %s" % r["notes"])
             check("1 of 2 GPUs were never used (GPU 1 on" in r["notes"][0]["text"], r["notes"])

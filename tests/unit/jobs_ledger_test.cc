@@ -113,6 +113,89 @@ TEST(Ledger, SharedGpuSplitsEvenlyBetweenHolders) {
   ASSERT_TRUE(workload);
   EXPECT_DOUBLE_EQ(workload->devices[0].held_seconds, 4);
   EXPECT_DOUBLE_EQ(workload->devices[0].busy_seconds, 4);
+  // No per-process samples (the helper's process has no share): said so.
+  EXPECT_EQ(a->devices[0].split, "even split");
+}
+
+// A snapshot of one GPU time-sliced between pods a and b, whose processes
+// (pids 1 and 2) used `share_a` and `share_b` of its SM time; `measured`
+// false: NVML gave no per-process samples. Pid 3, a host process (nobody's),
+// used `share_host`.
+Snapshot Shared(double t, const Reading& r, double share_a, double share_b, bool measured,
+                double share_host = 0) {
+  Snapshot snap = At(t, {r}, {{Pod("a"), Pod("b")}});
+  GpuSample& s = snap.samples[0];
+  s.processes.clear();
+  for (auto [pid, share] : {std::pair{1u, share_a}, {2u, share_b}, {3u, share_host}}) {
+    ProcessInfo p;
+    p.pid = pid;
+    if (measured) p.sm_share = share;
+    s.processes.push_back(p);
+  }
+  s.process_sm_measured = measured;
+  auto attribution = std::make_shared<Attribution>(*snap.attribution);
+  attribution->processes[1] = Pod("a");
+  attribution->processes[2] = Pod("b");
+  snap.attribution = attribution;
+  return snap;
+}
+
+TEST(Ledger, SharedGpuSplitsByMeasuredShare) {
+  Ledger ledger;
+  ledger.Observe(Shared(10, {0, 0, 0}, 0.7, 0.1, true), {});
+  ledger.Observe(Shared(14, {3.2, 2, 400000}, 0.7, 0.1, true), {});
+  auto a = ledger.Find("pod", "ml/a");
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(a && b);
+  // 0.7 : 0.1 of the holders' 0.8.
+  EXPECT_DOUBLE_EQ(a->devices[0].busy_seconds, 3.2 * 7 / 8);
+  EXPECT_DOUBLE_EQ(b->devices[0].busy_seconds, 3.2 / 8);
+  EXPECT_DOUBLE_EQ(b->devices[0].held_seconds, 4.0 / 8);
+  EXPECT_DOUBLE_EQ(b->devices[0].energy_joules, 400.0 / 8);
+  EXPECT_EQ(a->devices[0].split, "measured");
+  EXPECT_EQ(b->devices[0].split, "measured");
+  auto workload = ledger.Find("workload", "serve");
+  ASSERT_TRUE(workload);
+  EXPECT_DOUBLE_EQ(workload->devices[0].held_seconds, 4);
+}
+
+// Use no holder's process made (a host process, or a holder's process hidden
+// from attribution) is split evenly: hiding one's work shifts none of it
+// onto the other holders.
+TEST(Ledger, UnheldUseIsSplitEvenly) {
+  Ledger ledger;
+  ledger.Observe(Shared(10, {0, 0, 0}, 0.5, 0.1, true, 0.2), {});
+  ledger.Observe(Shared(14, {3.2, 2, 0}, 0.5, 0.1, true, 0.2), {});
+  auto a = ledger.Find("pod", "ml/a");
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(a && b);
+  // a: 0.5 / 0.8 + 0.2 / 0.8 / 2 = 0.75; b: 0.1 / 0.8 + 0.125 = 0.25.
+  EXPECT_NEAR(a->devices[0].held_seconds, 3, 1e-9);
+  EXPECT_NEAR(b->devices[0].held_seconds, 1, 1e-9);
+  EXPECT_EQ(b->devices[0].split, "measured");
+}
+
+TEST(Ledger, SharedGpuWithoutSamplesOrUseSplitsEvenlyAndSaysSo) {
+  for (const bool measured : {false, true}) {  // unsupported; measured but nobody's ran
+    Ledger ledger;
+    ledger.Observe(Shared(10, {0, 0, 0}, 0, 0, measured), {});
+    ledger.Observe(Shared(14, {4, 2, 400000}, 0, 0, measured), {});
+    auto a = ledger.Find("pod", "ml/a");
+    ASSERT_TRUE(a);
+    EXPECT_DOUBLE_EQ(a->devices[0].busy_seconds, 2) << measured;
+    EXPECT_EQ(a->devices[0].split, "even split") << measured;
+  }
+}
+
+TEST(Ledger, SplitThatChangesIsMixed) {
+  Ledger ledger;
+  ledger.Observe(Shared(10, {0, 0, 0}, 0.7, 0.1, false), {});
+  ledger.Observe(Shared(12, {2, 1, 0}, 0.7, 0.1, false), {});  // even: 1 s each
+  ledger.Observe(Shared(14, {4, 2, 0}, 0.7, 0.1, true), {});   // measured: 1.75 and 0.25
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->devices[0].busy_seconds, 1.25);
+  EXPECT_EQ(b->devices[0].split, "mixed");
 }
 
 TEST(Ledger, CountsOnlyIntervalsHeldAtBothEnds) {
@@ -208,6 +291,26 @@ TEST(Ledger, MigInstanceIsItsOwnDevice) {
   EXPECT_EQ(job->devices[0].device_key, "GPU-0/1");
   EXPECT_EQ(job->devices[0].mig_profile, "1g.10gb");
   EXPECT_DOUBLE_EQ(job->devices[0].busy_seconds, 2);  // its own integral, not the sibling's
+  EXPECT_EQ(job->devices[0].split, "sole holder");
+}
+
+TEST(Ledger, SharedMigInstanceSplitsEvenly) {
+  // NVML gives no per-process samples on MIG: even if a sample said so, a
+  // MIG instance's holders split it evenly.
+  Ledger ledger;
+  for (double t : {0.0, 2.0}) {
+    Snapshot s = Shared(t, {t}, 0.7, 0.1, true);
+    s.gpus[0].gpu_instance_id = 1;
+    s.gpus[0].mig_profile = "3g.40gb";
+    auto attribution = std::make_shared<Attribution>(*s.attribution);
+    attribution->holders["GPU-0/1"] = attribution->holders["GPU-0"];
+    s.attribution = attribution;
+    ledger.Observe(s, {});
+  }
+  auto b = ledger.Find("pod", "ml/b");
+  ASSERT_TRUE(b);
+  EXPECT_DOUBLE_EQ(b->devices[0].busy_seconds, 1);
+  EXPECT_EQ(b->devices[0].split, "even split");
 }
 
 TEST(Ledger, FindingsKeepFirstAndLastSeen) {

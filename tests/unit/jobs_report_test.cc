@@ -69,7 +69,8 @@ TEST(JobReport, JsonFollowsTheContract) {
   EXPECT_EQ(j["end"], 4600);
   EXPECT_TRUE(j["cost"].is_null());
   const auto& g = j["gpus"][0];
-  EXPECT_EQ(g.size(), 10u);
+  EXPECT_EQ(g.size(), 11u);
+  EXPECT_TRUE(g["split"].is_null());  // the source did not split
   EXPECT_EQ(g["uuid"], "GPU-0");
   EXPECT_EQ(g["gpu"], 0);
   EXPECT_NEAR(g["sm_active_ratio"].get<double>(), 3000.0 / 3600, 1e-12);
@@ -179,6 +180,48 @@ TEST(JobReport, HumanFormatsCarryTheNumbers) {
   const std::string md = ReportMarkdown(r);
   EXPECT_NE(md.find("| GPU | HOST |"), std::string::npos) << md;
   EXPECT_NE(md.find("- GPUs sat idle"), std::string::npos) << md;
+}
+
+// Each GPU-holder row names how a shared GPU was split for it.
+TEST(JobReport, RowsNameTheSplit) {
+  JobUsage u = BusyJob(2);
+  u.devices[0].split = "measured";
+  u.devices[1].split = "even split";
+  Report r = BuildReport(u, {"agent http://x", {}, {}});
+  nlohmann::json j = nlohmann::json::parse(ReportJson(r));
+  EXPECT_EQ(j["gpus"][0]["split"], "measured");
+  EXPECT_EQ(j["gpus"][1]["split"], "even split");
+  const std::string table = ReportTable(r);
+  EXPECT_NE(table.find("THROTTLED  SPLIT"), std::string::npos) << table;
+  EXPECT_NE(table.find("measured"), std::string::npos) << table;
+  EXPECT_NE(table.find("even split"), std::string::npos) << table;
+  EXPECT_NE(ReportMarkdown(r).find("| THROTTLED | SPLIT |"), std::string::npos);
+  // One tenant row: its GPUs' methods differ.
+  EXPECT_NE(TenantsTable({r}, false).find("  mixed\n"), std::string::npos)
+      << TenantsTable({r}, false);
+  EXPECT_EQ(nlohmann::json::parse(TenantsJson({r}))["tenants"][0]["split"], "mixed");
+  u.devices[1].split = "measured";
+  EXPECT_NE(TenantsTable({BuildReport(u, {})}, true).find("| measured |"), std::string::npos);
+}
+
+TEST(UsageJson, SplitRoundTripsAndOlderAgentsSplitEvenly) {
+  JobUsage u = BusyJob(1);
+  u.devices[0].split = "measured";
+  auto back = ParseJobsBody(JobsBody({u}));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ((*back)[0].devices[0].split, "measured");
+  nlohmann::json old = nlohmann::json::parse(JobsBody({u}));
+  old["jobs"][0]["devices"][0].erase("split");
+  back = ParseJobsBody(old.dump());
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ((*back)[0].devices[0].split, "even split");
+  for (const nlohmann::json& bad : {nlohmann::json("by magic"), nlohmann::json(1)}) {
+    old["jobs"][0]["devices"][0]["split"] = bad;
+    back = ParseJobsBody(old.dump());
+    ASSERT_FALSE(back.ok());
+    EXPECT_NE(back.status().message().find("\"split\" is not one of"), std::string::npos)
+        << back.status().message();
+  }
 }
 
 TEST(UsageJson, RoundTrips) {

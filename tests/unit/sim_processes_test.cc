@@ -63,7 +63,7 @@ TEST_F(SimProcessesTest, EachListShowsItsKind) {
   unsigned count = 0;
   ASSERT_EQ(nv.nvmlDeviceGetGraphicsRunningProcesses_v3(d, &count, nullptr), 7);
   EXPECT_EQ(count, 2u);
-  // Utilization is split by sm_share: 1 : 3 : 0 : 1 of the GPU's SM activity.
+  // Utilization is split by sm_share: 1 : 3 : 0 : 1 of the GPU's kernel time.
   nvmlProcessUtilizationSample_t s[4];
   count = 4;
   ASSERT_EQ(nv.nvmlDeviceGetProcessUtilization(d, s, &count, 0), 0);
