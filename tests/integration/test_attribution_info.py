@@ -81,7 +81,15 @@ class AttributionInfoTest(unittest.TestCase):
             'gpuscope_gpu_holder_info{gpu="5",uuid="%s",hpc_job="777",workload="777"}' % u
             for u in re.findall(r'gpuscope_gpu_info\{gpu="5",uuid="([^"]+)"', info_body)]),
               "one holder info series per holder: %s" % holders)
-        rest = [s for s in series_of(info_body) if s not in holders]
+        # Each holder's measured SM share is per holder by nature: it keeps
+        # the holder's labels in both modes (one series per holder, bounded).
+        shares = [s for s in series_of(info_body)
+                  if s.startswith("gpuscope_gpu_holder_sm_share_ratio{")]
+        holder_labels = {h[h.index("{"):] for h in holders}
+        for share in shares:
+            check("hpc_job=" not in share or share[share.index("{"):] in holder_labels,
+                  "a share series of no holder: %s" % share)
+        rest = [s for s in series_of(info_body) if s not in holders and s not in shares]
         for s in rest:
             check("hpc_job=" not in s and "workload=" not in s, "holder label on %s" % s)
         # Family by family (a diagnosis family may appear a cycle later in one
@@ -112,8 +120,11 @@ class AttributionInfoTest(unittest.TestCase):
                 f.write("778\n")
             after = set(series_of(info.wait_metrics(lambda b: 'hpc_job="778"' in b, "job 778")))
         added = sorted(after - before)
-        self.assertEqual(len(added), 1, added)
+        # The holder's info series, and its measured SM share on a GPU whose
+        # driver reports per-process samples (the simulator's does).
+        self.assertEqual(len(added), 2, added)
         check(added[0].startswith('gpuscope_gpu_holder_info{gpu="5"'), added[0])
+        check(added[1].startswith('gpuscope_gpu_holder_sm_share_ratio{gpu="5"'), added[1])
 
     def test_bad_mode_is_refused(self):
         agent = Serve(["--simulate", "training-8xh100", "--attribution-labels", "labels"],

@@ -214,9 +214,16 @@ class Kubernetes(unittest.TestCase):
                     if kind == "Kustomization":
                         continue
                     self.assertTrue(doc["metadata"]["name"])
-                    if kind != "Namespace":
+                    if kind in ("Namespace", "ClusterRole", "ClusterRoleBinding"):
+                        # Cluster-scoped: no namespace; RBAC kinds carry rules
+                        # or roleRef and subjects, not a spec.
+                        self.assertNotIn("namespace", doc["metadata"])
+                        self.assertIn({"ClusterRole": "rules", "ClusterRoleBinding": "roleRef",
+                                       "Namespace": "metadata"}[kind], doc)
+                        continue
+                    self.assertEqual(doc["metadata"]["namespace"], "gpuscope")
+                    if kind != "ServiceAccount":
                         self.assertIn("spec", doc)
-                        self.assertEqual(doc["metadata"]["namespace"], "gpuscope")
 
     def test_daemonset(self):
         ds = self.one("DaemonSet")
@@ -289,7 +296,8 @@ class Kubernetes(unittest.TestCase):
         r = run(["kubectl", "kustomize", K8S])
         self.assertEqual(r.returncode, 0, r.stderr)
         kinds = sorted(d["kind"] for d in yaml.safe_load_all(r.stdout) if d)
-        self.assertEqual(kinds, ["DaemonSet", "Namespace", "PrometheusRule", "Service",
+        self.assertEqual(kinds, ["ClusterRole", "ClusterRoleBinding", "DaemonSet", "Namespace",
+                                 "PrometheusRule", "Service", "ServiceAccount",
                                  "ServiceMonitor"])
 
     def test_prometheusrule_up_to_date(self):
