@@ -19,16 +19,6 @@ std::string Env(const char* name) {
   return v ? v : "";
 }
 
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Unavailable("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
-
 }  // namespace
 
 KubeApi::KubeApi(KubeApiOptions options) : options_(std::move(options)) {
@@ -43,6 +33,17 @@ KubeApi::KubeApi(KubeApiOptions options) : options_(std::move(options)) {
   }
 }
 
+Result<std::string> KubeApi::ReadAccountFile(const std::string& name) const {
+  const std::string path = options_.serviceaccount_dir + "/" + name;
+  std::ifstream in(path);
+  if (!in) return Status::Unavailable("cannot read " + path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::string s = text.str();
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 Result<KubeApi::Answer> KubeApi::Send(const std::string& method, const std::string& path,
                                       const std::string& content_type,
                                       const std::string& body) const {
@@ -51,7 +52,7 @@ Result<KubeApi::Answer> KubeApi::Send(const std::string& method, const std::stri
   }
   const auto& fetcher = ModuleTable(kCurlModule, "gpuscope_http_fetcher", gpuscope_http_fetcher);
   if (!fetcher.ok()) return fetcher.status();
-  Result<std::string> token = ReadFile(options_.serviceaccount_dir + "/token");
+  Result<std::string> token = ReadAccountFile("token");
   if (!token.ok()) return token.status().Context("service-account token");
   HttpRequest request;
   request.method = method;

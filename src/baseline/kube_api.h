@@ -40,6 +40,10 @@ class KubeApi {
   Result<std::string> Call(const std::string& method, const std::string& path,
                            const std::string& content_type, const std::string& body) const;
 
+  // A file of the service-account folder ("token", "namespace"), read now,
+  // trailing whitespace cut.
+  Result<std::string> ReadAccountFile(const std::string& name) const;
+
   const KubeApiOptions& options() const { return options_; }
 
  private:

@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
-#include <sstream>
 #include <thread>
 
 #include "base/log.h"
@@ -27,21 +25,6 @@ using nlohmann::json;
 constexpr int kLeaseTries = 16;
 // Pages of the node list at most (5 million nodes at 500 a page).
 constexpr int kMaxPages = 10000;
-
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? v : "";
-}
-
-Result<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Unavailable("cannot read " + path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 std::string Rfc3339Now() {
   return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
@@ -89,7 +72,8 @@ using baseline::KubeQueryValue;
 KubernetesActuator::KubernetesActuator(KubernetesOptions options)
     : options_(std::move(options)),
       api_({options_.api_server, options_.serviceaccount_dir, options_.timeout_s}) {
-  if (options_.node.empty()) options_.node = Env("NODE_NAME");
+  const char* node = std::getenv("NODE_NAME");
+  if (options_.node.empty() && node) options_.node = node;
   if (options_.node.empty()) options_.node = ShortHostname();
   options_.api_server = api_.options().api_server;
   node_path_ = "/api/v1/nodes/" + KubeQueryValue(options_.node);
@@ -169,7 +153,7 @@ Status KubernetesActuator::CountNodes(NodeView& v, Sighting& seen) {
 
 Result<KubernetesActuator::LeasePaths> KubernetesActuator::Lease() {
   const std::string file = options_.serviceaccount_dir + "/namespace";
-  Result<std::string> ns = ReadFile(file);
+  Result<std::string> ns = api_.ReadAccountFile("namespace");
   if (!ns.ok()) return ns.status().Context("the breaker's Lease: the service account's namespace");
   if (ns->empty() ||
       ns->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-") != std::string::npos) {
