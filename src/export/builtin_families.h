@@ -190,8 +190,8 @@ inline constexpr std::string_view kProcessLabels =
     "modes)",                                                                                      \
     "Share of the GPU's time its SMs ran this holder's processes over the last slow interval "     \
     "(nvmlDeviceGetProcessUtilization joined with each process's pod or job); the holders' "       \
-    "shares add up to the GPU's busy share at most; the series without holder labels is the "     \
-    "share of processes no holder matches. Absent on MIG and where NVML gives no per-process "    \
+    "shares add up to the GPU's busy share at most; the series without holder labels is the "      \
+    "share of processes no holder matches. Absent on MIG and where NVML gives no per-process "     \
     "samples; the reports then split the GPU evenly.")
 
 #define GPUSCOPE_BUILTIN_DECLARE(id, name, type, group, base, labels, help) \

@@ -59,6 +59,17 @@ gpus:
 """
 
 
+def write_wrappers(d, mapping, agent):
+    """The prolog and epilog slurm.conf names in d: our scripts, run against the agent."""
+    for name in ("prolog", "epilog"):
+        path = os.path.join(d, name)
+        with open(path, "w") as f:
+            f.write(WRAPPER.format(mapping=mapping, gpuscope=GPUSCOPE, agent=agent.base,
+                                   script=os.path.join(SLURM, "gpuscope-" + name),
+                                   log=os.path.join(d, name + ".err")))
+        os.chmod(path, 0o755)
+
+
 def read(path):
     with open(path, errors="replace") as f:
         return f.read()
@@ -76,13 +87,7 @@ class SlurmRealTest(unittest.TestCase):
         with Serve(["--simulate", scenario, "--hpc-job-mapping-dir", mapping,
                     "--attribution-refresh", "200ms"]) as agent:
             agent.wait_healthy()
-            for name in ("prolog", "epilog"):
-                path = os.path.join(d, name)
-                with open(path, "w") as f:
-                    f.write(WRAPPER.format(mapping=mapping, gpuscope=GPUSCOPE, agent=agent.base,
-                                           script=os.path.join(SLURM, "gpuscope-" + name),
-                                           log=os.path.join(d, name + ".err")))
-                os.chmod(path, 0o755)
+            write_wrappers(d, mapping, agent)
             nobody = pwd.getpwnam("nobody")
             home = os.path.join(d, "home")
             os.mkdir(home)
@@ -161,13 +166,7 @@ class SlurmRealTest(unittest.TestCase):
                 r'^gpuscope_gpu_info\{gpu="(\d+)",uuid="([^"]+)"', agent.get("/metrics")[2],
                 re.M)}
             check(len(uuids) == 3, "GPU uuids: %s" % uuids)
-            for name in ("prolog", "epilog"):
-                path = os.path.join(d, name)
-                with open(path, "w") as f:
-                    f.write(WRAPPER.format(mapping=mapping, gpuscope=GPUSCOPE, agent=agent.base,
-                                           script=os.path.join(SLURM, "gpuscope-" + name),
-                                           log=os.path.join(d, name + ".err")))
-                os.chmod(path, 0o755)
+            write_wrappers(d, mapping, agent)
             job_file = os.path.join(d, "job.sh")
             with open(job_file, "w") as f:
                 f.write(JOB)
