@@ -27,28 +27,34 @@ std::optional<Finding> IdleFinding(const Signals& s, const DiagnoseOptions& opti
   return std::nullopt;
 }
 
-// The limit rules, then the healthy ones unless a limit was found. Limit
-// rules (Rule::recent) are judged over the window, else over its recent
-// horizons, longest first, so one that began a minute ago is not diluted by
-// the minutes before it.
+// `r` over the window, else (Rule::recent) over its recent horizons, longest
+// first, so a state that began a minute ago is not diluted by the minutes
+// before it.
+std::optional<Finding> OverHorizons(const Rule& r, const Signals& s,
+                                    const std::vector<RecentSignals>& recent,
+                                    const DiagnoseOptions& options) {
+  std::optional<Finding> f = r.detect(s, options);
+  for (std::size_t i = 0; !f && r.recent && i < recent.size(); ++i) {
+    f = r.detect(recent[i].signals, recent[i].options);
+  }
+  return f;
+}
+
+// The limit rules, then the healthy ones unless a limit was found on any
+// horizon (a GPU starved or throttled lately is not healthy, however
+// saturated its window or its last 30 s looks).
 std::vector<Finding> WorkingFindings(const Signals& s, const std::vector<RecentSignals>& recent,
                                      const DiagnoseOptions& options) {
   std::vector<Finding> out;
   for (FindingKind k : kEvaluationOrder) {
-    const Rule& r = RuleFor(k);
-    if (r.stage != Stage::kLimit) continue;
-    std::optional<Finding> f = r.detect(s, options);
-    for (std::size_t i = 0; !f && r.recent && i < recent.size(); ++i) {
-      f = r.detect(recent[i].signals, recent[i].options);
-    }
-    Add(out, std::move(f));
+    if (RuleFor(k).stage == Stage::kLimit) Add(out, OverHorizons(RuleFor(k), s, recent, options));
   }
   if (std::any_of(out.begin(), out.end(),
                   [](const Finding& f) { return RuleFor(f.kind).limits; })) {
     return out;
   }
   for (FindingKind k : kEvaluationOrder) {
-    if (RuleFor(k).stage == Stage::kHealthy) Add(out, RuleFor(k).detect(s, options));
+    if (RuleFor(k).stage == Stage::kHealthy) Add(out, OverHorizons(RuleFor(k), s, recent, options));
   }
   return out;
 }

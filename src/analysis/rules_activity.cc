@@ -35,18 +35,24 @@ bool Held(const Signals& s) { return s.held_bytes >= kHeldMinBytes.value; }
 // memory is held on it; both idle rules read it, at most one fires. A held
 // GPU is never idle: it is idle-held once idle for idle_held_seconds without
 // a break, and before that (a pause, or requests between idle gaps) neither.
+// A GPU nothing holds has no job to pause: it is idle once its trailing idle
+// run reaches kIdleRunSeconds, however busy the window was before.
 struct IdleState {
   bool lately = false;  // the trailing idle run reaches idle_held_seconds
   bool held = false;
+  bool mostly = false;  // idle for kIdleMinShare of the window
 };
 
 std::optional<IdleState> Idleness(const Signals& s, const DiagnoseOptions& o) {
   if (s.util.n == 0) return std::nullopt;
   bool mostly = s.idle_share >= kIdleMinShare.value;
   bool lately = s.trailing_idle_seconds >= o.idle_held_seconds;
-  if (!mostly && !lately) return std::nullopt;
-  if (Held(s) && !lately) return std::nullopt;
-  return IdleState{lately, Held(s)};
+  if (Held(s)) {
+    if (!lately) return std::nullopt;
+  } else if (!mostly && !lately && s.trailing_idle_seconds < kIdleRunSeconds.value) {
+    return std::nullopt;
+  }
+  return IdleState{lately, Held(s), mostly};
 }
 
 // Who holds the memory, in words.
@@ -83,8 +89,12 @@ FindingBuilder IdleEvidence(FindingKind kind, const IdleState& idle, const Signa
     b.AtLeast("idle_seconds", s.trailing_idle_seconds, o.idle_held_seconds, o.idle_held_seconds,
               "s");
     b.Note("idle_share", s.idle_share, "ratio");
-  } else {
+  } else if (idle.mostly) {
     b.AtLeast("idle_share", s.idle_share, kIdleMinShare.value, 1 - kIdleMinShare.value, "ratio");
+  } else {
+    b.AtLeast("idle_seconds", s.trailing_idle_seconds, kIdleRunSeconds.value, kIdleRunSeconds.value,
+              "s");
+    b.Note("idle_share", s.idle_share, "ratio");
   }
   b.Note("util_mean", s.util.mean, "ratio");
   return b;

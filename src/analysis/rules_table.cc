@@ -81,11 +81,13 @@ constexpr bool OrderFollowsStages() {
   return true;
 }
 
-// Only limit rules are judged over the recent span or on an idle GPU, or
-// rule out the healthy verdict (an idle or healthy one cannot rule it out).
+// Only limit rules are judged on an idle GPU or rule out the healthy verdict
+// (an idle or healthy one cannot rule it out); limit and healthy rules may be
+// judged over the recent span (an idle rule reads its trailing idle run).
 constexpr bool FlagsFitStages() {
   for (const Rule& r : kRules) {
-    if (r.stage != Stage::kLimit && (r.recent || r.limits || r.when_idle)) return false;
+    if (r.stage != Stage::kLimit && (r.limits || r.when_idle)) return false;
+    if (r.stage == Stage::kIdle && r.recent) return false;
   }
   return true;
 }
@@ -135,7 +137,8 @@ static_assert(KindsAreExactlyTheRows(), "FindingKind must be 0 .. kFindingKindCo
 static_assert(RowsInEnumOrder(), "kRules and kAllFindingKinds: one row per kind, in enum order");
 static_assert(NamesUnique(), "rule names: unique snake_case; headlines: unique, not empty");
 static_assert(OrderFollowsStages(), "Rule::order: a permutation that runs stage by stage");
-static_assert(FlagsFitStages(), "recent, limits and when_idle belong to limit rules only");
+static_assert(FlagsFitStages(),
+              "limits and when_idle belong to limit rules, recent to limit and healthy ones");
 static_assert(RowsComplete(), "every rule: texts, distinct inputs and thresholds");
 
 std::string ThresholdValue(const Threshold& t) {

@@ -110,14 +110,14 @@ inline constexpr const Threshold* kStarvedThresholds[] = {
 inline constexpr Metric kIdleHeldInputs[] = {kGpuUtil, kMemoryUsed};
 inline constexpr const Threshold* kIdleHeldThresholds[] = {&kHeldMinBytes};
 inline constexpr Metric kIdleInputs[] = {kGpuUtil};
-inline constexpr const Threshold* kIdleThresholds[] = {&kIdleMinShare, &kHeldMinBytes,
-                                                       &kServingMinBursts, &kServingMinGapShare};
+inline constexpr const Threshold* kIdleThresholds[] = {
+    &kIdleMinShare, &kIdleRunSeconds, &kHeldMinBytes, &kServingMinBursts, &kServingMinGapShare};
 }  // namespace rule_facts
 
 // clang-format off
 inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
   {FindingKind::kComputeBound, "compute_bound", "compute-bound (healthy)",
-   Stage::kHealthy, 9, /*recent=*/false, /*limits=*/false, /*when_idle=*/false,
+   Stage::kHealthy, 9, /*recent=*/true, /*limits=*/false, /*when_idle=*/false,
    OnsetSignal::kBusy,
    rule_facts::kComputeInputs, rule_facts::kComputeThresholds, DetectComputeBound,
    "Healthy saturated state: only batch size, kernel choice (tensor cores, mixed precision) or "
@@ -212,7 +212,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    OnsetSignal::kIdleRun,
    rule_facts::kIdleInputs, rule_facts::kIdleThresholds, DetectIdle,
    "Nothing to tune; release the GPU to the scheduler if it stays idle.",
-   "idle >= 90% of the window, or for the last 3 minutes without a break; not held (processes, "
+   "idle >= 90% of the window, or for the last 30 s without a break (`idle_seconds`), however "
+   "busy before; not held (processes, "
    "or the device when no process is visible, hold < 256 MiB): a held GPU is never idle. A held "
    "GPU with >= 3 bursts of work in the window and gaps >= 50% of it is serving (an activity "
    "line, no finding)",

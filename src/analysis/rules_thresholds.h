@@ -24,7 +24,12 @@ struct Threshold {
 inline constexpr Threshold kIdleMinShare = {
     "idle_min_share", 0.9, "ratio",
     "idle when utilization stays under 5% for at least this share of the window (or for the "
-    "last idle_held_seconds without a break)"};
+    "last idle_run_seconds without a break)"};
+inline constexpr Threshold kIdleRunSeconds = {
+    "idle_run_seconds", 30, "s",
+    "a GPU nothing holds is idle once its trailing idle run reaches this, however busy the window "
+    "was before: with no memory held no job is pausing on it, so its work has ended (the half "
+    "minute leaves a step of sampling cadence and still finds it within a minute)"};
 inline constexpr Threshold kHeldMinBytes = {
     "held_min_bytes", 256.0 * 1024 * 1024, "bytes",
     "memory held (by processes; by the device when no process is visible) before an idle GPU "

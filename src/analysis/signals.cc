@@ -141,6 +141,10 @@ void MemorySignals(std::span<const WindowPoint> points, const GpuSample& latest,
       fit = leak, min_r2 = kLeakMinR2.value;
       s.mem_trend_since = since;
       s.onset[static_cast<std::size_t>(OnsetSignal::kMemory)] = since;
+    } else if (leak.slope < kMinGrowthBytesPerSecond && since > series.t.back() - span) {
+      // One step (a job loading its model) and flat since: the trailing fit
+      // across the step is no growth; the line after it is the trend.
+      fit = leak;
     }
   }
   s.mem_trend = fit;

@@ -92,6 +92,21 @@ TEST(Diagnose, SteadyMemoryBelowNinetyPercentIsNoFinding) {
   EXPECT_FALSE(mem->oom_eta_seconds.has_value());
 }
 
+// A job that loads its model (one step up, flat since) is no growth: the
+// trailing trend fit across the step must not predict an OOM.
+TEST(Diagnose, OneAllocationStepIsNoGrowth) {
+  for (int step : {230, 250}) {
+    FakeGpu g = MakeGpu(true);
+    Fill(g, 300, [step](int i, Level& l) {
+      if (i < step)
+        l.util = 0, l.sm = 0, l.dram = 0, l.used_gib = 0.1;
+      else
+        l.used_gib = 60;
+    });
+    EXPECT_EQ(FindKind(DiagnoseGpu(g), FindingKind::kMemoryCapacity), nullptr) << step;
+  }
+}
+
 TEST(Diagnose, ThermalThrottleWithFallingClock) {
   FakeGpu g = MakeGpu(true);
   Fill(g, 300, [](int i, Level& l) {

@@ -259,7 +259,7 @@ TEST(RuleTable, IdleGpuKeepsOnlyWhenIdleRules) {
 // power cap or a bandwidth pattern over the last 40 s of a 5-minute window is
 // found); the healthy verdict rests on the whole window only.
 TEST(RuleTable, LimitRulesJudgeTheRecentHorizons) {
-  for (const Rule& r : kRules) EXPECT_EQ(r.recent, r.stage == Stage::kLimit) << r.name;
+  for (const Rule& r : kRules) EXPECT_EQ(r.recent, r.stage != Stage::kIdle) << r.name;
   FakeGpu capped = Gpu(true, [](int i, Level& l) {
     if (i >= 260) l.reasons = 0x4, l.clock = 1500, l.power = 690;
   });
@@ -270,6 +270,53 @@ TEST(RuleTable, LimitRulesJudgeTheRecentHorizons) {
   const Finding* f = FindKind(DiagnoseGpu(bound), FindingKind::kMemoryBandwidth);
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->since_seconds, 40, 1.5);
+}
+
+// compute_bound is judged over the recent horizons too: a GPU saturated for
+// its last 60 s after four idle minutes is compute-bound since then; one
+// starved or capped lately is not, however saturated the rest of the window.
+TEST(RuleTable, ComputeBoundJudgesTheRecentHorizons) {
+  for (bool hopper : {true, false}) {
+    FakeGpu started = Gpu(hopper, [](int i, Level& l) {
+      if (i < 240) l.util = 0, l.sm = 0, l.dram = 0, l.used_gib = 0.1;
+    });
+    const Finding* f = FindKind(DiagnoseGpu(started), FindingKind::kComputeBound);
+    ASSERT_NE(f, nullptr) << hopper;
+    EXPECT_NEAR(f->since_seconds, 60, 1.5) << hopper;
+    FakeGpu stalls = Gpu(hopper, [](int i, Level& l) {
+      if (i >= 250 && i % 8 < 4) l.util = 2, l.sm = 1;
+    });
+    std::vector<Finding> findings = DiagnoseGpu(stalls);
+    EXPECT_NE(FindKind(findings, FindingKind::kStarved), nullptr) << hopper;
+    EXPECT_EQ(FindKind(findings, FindingKind::kComputeBound), nullptr) << hopper;
+  }
+  FakeGpu capped = Gpu(true, [](int i, Level& l) {
+    if (i >= 260) l.reasons = 0x4, l.clock = 1500, l.power = 690;
+  });
+  EXPECT_EQ(FindKind(DiagnoseGpu(capped), FindingKind::kComputeBound), nullptr);
+}
+
+// A GPU nothing holds is idle once its trailing idle run reaches
+// idle_run_seconds; a held one waits for idle_held_seconds (a pause is no waste).
+TEST(RuleTable, IdleOnceNothingHoldsIt) {
+  FakeGpu ended = Gpu(true, [](int i, Level& l) {
+    if (i >= 260) l.util = 0, l.sm = 0, l.dram = 0, l.used_gib = 0.1;
+  });
+  std::vector<Finding> findings = DiagnoseGpu(ended);
+  const Finding* f = FindKind(findings, FindingKind::kIdle);
+  ASSERT_NE(f, nullptr);
+  EXPECT_NEAR(f->since_seconds, 40, 1.5);
+  EXPECT_EQ(findings.size(), 1u);
+  FakeGpu brief = Gpu(true, [](int i, Level& l) {
+    if (i >= 280) l.util = 0, l.sm = 0, l.dram = 0, l.used_gib = 0.1;
+  });
+  EXPECT_EQ(FindKind(DiagnoseGpu(brief), FindingKind::kIdle), nullptr);
+  FakeGpu paused = Gpu(true, [](int i, Level& l) {
+    if (i >= 260) l.util = 0, l.sm = 0, l.dram = 0;
+  });
+  findings = DiagnoseGpu(paused);
+  EXPECT_EQ(FindKind(findings, FindingKind::kIdle), nullptr);
+  EXPECT_EQ(FindKind(findings, FindingKind::kIdleHeld), nullptr);
 }
 
 TEST(RuleTable, ThresholdsHaveNamesUnitsAndReasons) {
