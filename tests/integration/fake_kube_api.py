@@ -34,6 +34,7 @@ continue, and the most nodes with a GpuHealthy=False of gpuscope's at once
 """
 import base64
 import json
+import os
 import re
 import ssl
 import subprocess
@@ -70,6 +71,24 @@ def make_server_cert(d, ca_key, ca_crt):
     openssl("x509", "-req", "-in", csr, "-CA", ca_crt, "-CAkey", ca_key, "-CAcreateserial",
             "-out", crt, "-days", "2", "-extfile", ext)
     return key, crt
+
+
+def start_api(test, d, nodes):
+    """A FakeApiServer with a certificate from a CA made in d, stopped at the
+    test's cleanup, and a service-account folder (token, namespace, ca.crt) as
+    a pod would mount it. Returns (server, folder)."""
+    ca_key, ca_crt = make_ca(d, "cluster-ca")
+    key, crt = make_server_cert(d, ca_key, ca_crt)
+    api = FakeApiServer(crt, key, nodes=nodes)
+    test.addCleanup(api.stop)
+    sa = os.path.join(d, "serviceaccount")
+    os.makedirs(sa)
+    for name, text in (("token", TOKEN + "\n"), ("namespace", NAMESPACE)):
+        with open(os.path.join(sa, name), "w") as f:
+            f.write(text)
+    with open(ca_crt) as src, open(os.path.join(sa, "ca.crt"), "w") as dst:
+        dst.write(src.read())
+    return api, sa
 
 
 def status(code, reason, message, details=None):

@@ -40,7 +40,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (SOURCE_DIR, Serve, check, main, need, need_tool,  # noqa: E402
                               parse_exposition, temp_dir)
-from fake_kube_api import TOKEN, NAMESPACE, FakeApiServer, make_ca, make_server_cert  # noqa: E402
+from fake_kube_api import start_api  # noqa: E402
 
 try:
     from fake_kubelet import DRA, FakeKubelet
@@ -85,17 +85,7 @@ class AttributionDraTest(unittest.TestCase):
              "python3-grpcio not installed (Debian package python3-grpcio)")
         need_tool("openssl", "openssl")
         self.d = temp_dir(self, "gpuscope-dra-")
-        ca_key, ca_crt = make_ca(self.d, "cluster-ca")
-        key, crt = make_server_cert(self.d, ca_key, ca_crt)
-        self.api = FakeApiServer(crt, key, nodes=2)
-        self.addCleanup(self.api.stop)
-        self.sa = os.path.join(self.d, "serviceaccount")
-        os.makedirs(self.sa)
-        for name, text in (("token", TOKEN + "\n"), ("namespace", NAMESPACE)):
-            with open(os.path.join(self.sa, name), "w") as f:
-                f.write(text)
-        with open(ca_crt) as src, open(os.path.join(self.sa, "ca.crt"), "w") as dst:
-            dst.write(src.read())
+        self.api, self.sa = start_api(self, self.d, nodes=2)
         self.socket = os.path.join(self.d, "kubelet.sock")
         self.kubelet = FakeKubelet(self.socket)
         self.addCleanup(self.kubelet.stop)

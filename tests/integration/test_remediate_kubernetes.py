@@ -33,8 +33,7 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from fake_kube_api import (NAMESPACE, OUR_TAINT, TOKEN, FakeApiServer, make_ca,  # noqa: E402
-                           make_server_cert)
+from fake_kube_api import NAMESPACE, OUR_TAINT, make_ca, start_api  # noqa: E402
 from gpuscope_testlib import (SOURCE_DIR, Serve, check, free_port, main, need_tool,  # noqa: E402
                               temp_dir, wait_until)
 from remediate_common import (FAST, RECOVER_GPU1, XID79_ON_GPU1, actions, inject,  # noqa: E402
@@ -51,17 +50,7 @@ class KubernetesCase(unittest.TestCase):
     def setUp(self):
         need_tool("openssl", "openssl")
         self.d = temp_dir(self, "gpuscope-k8s-")
-        ca_key, ca_crt = make_ca(self.d, "cluster-ca")
-        key, crt = make_server_cert(self.d, ca_key, ca_crt)
-        self.api = FakeApiServer(crt, key, nodes=self.nodes)
-        self.addCleanup(self.api.stop)
-        self.sa = os.path.join(self.d, "serviceaccount")
-        os.makedirs(self.sa)
-        for name, text in (("token", TOKEN + "\n"), ("namespace", NAMESPACE)):
-            with open(os.path.join(self.sa, name), "w") as f:
-                f.write(text)
-        with open(ca_crt) as src, open(os.path.join(self.sa, "ca.crt"), "w") as dst:
-            dst.write(src.read())
+        self.api, self.sa = start_api(self, self.d, nodes=self.nodes)
         self.scenario = write_scenario(self.d)
 
     def serve(self, *extra, node=NODE, port=None, wait=True):
