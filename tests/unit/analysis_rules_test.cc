@@ -257,7 +257,7 @@ TEST(RuleTable, IdleGpuKeepsOnlyWhenIdleRules) {
 
 // Rule::recent: every limit rule is judged over the recent horizons too (a
 // power cap or a bandwidth pattern over the last 40 s of a 5-minute window is
-// found); the healthy verdict rests on the whole window only.
+// found), and so is the healthy verdict (next test); idle rules have their runs.
 TEST(RuleTable, LimitRulesJudgeTheRecentHorizons) {
   for (const Rule& r : kRules) EXPECT_EQ(r.recent, r.stage != Stage::kIdle) << r.name;
   FakeGpu capped = Gpu(true, [](int i, Level& l) {
@@ -267,7 +267,8 @@ TEST(RuleTable, LimitRulesJudgeTheRecentHorizons) {
   FakeGpu bound = Gpu(true, [](int i, Level& l) {
     if (i >= 260) l.dram = 90, l.sm = 45;
   });
-  const Finding* f = FindKind(DiagnoseGpu(bound), FindingKind::kMemoryBandwidth);
+  std::vector<Finding> findings = DiagnoseGpu(bound);
+  const Finding* f = FindKind(findings, FindingKind::kMemoryBandwidth);
   ASSERT_NE(f, nullptr);
   EXPECT_NEAR(f->since_seconds, 40, 1.5);
 }
@@ -280,7 +281,8 @@ TEST(RuleTable, ComputeBoundJudgesTheRecentHorizons) {
     FakeGpu started = Gpu(hopper, [](int i, Level& l) {
       if (i < 240) l.util = 0, l.sm = 0, l.dram = 0, l.used_gib = 0.1;
     });
-    const Finding* f = FindKind(DiagnoseGpu(started), FindingKind::kComputeBound);
+    std::vector<Finding> saturated = DiagnoseGpu(started);
+    const Finding* f = FindKind(saturated, FindingKind::kComputeBound);
     ASSERT_NE(f, nullptr) << hopper;
     EXPECT_NEAR(f->since_seconds, 60, 1.5) << hopper;
     FakeGpu stalls = Gpu(hopper, [](int i, Level& l) {
