@@ -107,10 +107,6 @@ void Renderer::RenderProcesses(const Snapshot& snapshot, Writer& writer) {
   }
 }
 
-}  // namespace gpuscope::prom
-
-namespace gpuscope::prom {
-
 // One series per holder of each whole GPU whose per-process samples were
 // measured, holder labels in both modes: bounded by the holders, like
 // gpuscope_gpu_holder_info. Processes of no holder, when they ran, get one
