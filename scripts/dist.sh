@@ -23,7 +23,9 @@ cp "${modules[@]}" "$out/lib/"
 # Every resolved dependency of the binary, the modules and GnuTLS (loaded on
 # first use for TLS, src/http/gnutls_on_demand.h) except glibc's own libraries
 # and the loader.
-gnutls=$(ldconfig -p | awk '$1 == "libgnutls.so.30" && $NF ~ /^\// {print $NF; exit}')
+# awk reads to the end: an early exit would kill ldconfig with SIGPIPE, which
+# pipefail and set -e turn into a silent failure of the whole script.
+gnutls=$(ldconfig -p | awk '$1 == "libgnutls.so.30" && $NF ~ /^\// && !found {print $NF; found = 1}')
 [ -n "$gnutls" ] || { echo "dist: libgnutls.so.30 is not installed (apt install libgnutls30)" >&2; exit 1; }
 cp -L "$gnutls" "$out/lib/"
 ldd "$bin" "${modules[@]}" "$gnutls" | awk '$2 == "=>" && $3 ~ /^\// {print $3}' | sort -u |
@@ -33,8 +35,10 @@ strip --strip-debug "$out"/lib/*.so* 2>/dev/null || true
 cp -L "$build"/sim/libnvidia-ml.so.1 "$out/sim/"
 cp -r "$build/sim/scenarios" "$out/sim/"
 # Check that the copy resolves every library from itself or glibc.
-if LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep -q 'not found'; then
-  LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' >&2
+missing=$(LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' || true)
+if [ -n "$missing" ]; then
+  echo "dist: a library is missing from $out/lib:" >&2
+  echo "$missing" >&2
   exit 1
 fi
 # No RUNPATH entry may be empty or relative: the loader reads those from the

@@ -18,7 +18,7 @@ gs="$dist/gpuscope"
 mkdir -p "$out"
 command -v nvidia-smi >/dev/null || { echo "real_gpu_check: no nvidia-smi here" >&2; exit 1; }
 
-{ nvidia-smi --version; "$gs" --version; uname -a; ldd --version | head -1; } >"$out/versions.txt" 2>&1
+{ nvidia-smi --version; "$gs" --version; uname -a; ldd --version 2>&1 | sed -n 1p; } >"$out/versions.txt" 2>&1
 
 # Field names both tools accept: nvidia-smi's help quotes each name (and its
 # aliases) at the start of a line; gpuscope's lists one per line.
