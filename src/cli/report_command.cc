@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "analysis/rules.h"
 #include "cli/options.h"
+#include "jobs/attribution_switches.h"
 #include "jobs/prom_source.h"
 #include "jobs/prom_tenants.h"
 #include "jobs/report.h"
@@ -38,8 +40,14 @@ Status CheckAll(const std::vector<jobs::JobUsage>& usages, const std::string& so
   return Status::Ok();
 }
 
+// What the agent's ledger answered: its holders, and which sources could name them.
+struct AgentJobs {
+  std::vector<jobs::JobUsage> jobs;
+  std::optional<jobs::AttributionSwitches> attribution;  // nullopt: an older agent
+};
+
 // The agent's holders of one kind ("" for every kind).
-Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std::string& kind) {
+Result<AgentJobs> FetchJobs(const ReportArgs& args, const std::string& kind) {
   Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
   if (!client.ok()) return client.status();
   Result<std::string> body =
@@ -48,7 +56,19 @@ Result<std::vector<jobs::JobUsage>> FetchJobs(const ReportArgs& args, const std:
   Result<std::vector<jobs::JobUsage>> jobs = jobs::ParseJobsBody(*body);
   if (!jobs.ok()) return jobs.status().Context("gpuscope agent at " + args.agent.url);
   GPUSCOPE_RETURN_IF_ERROR(CheckAll(*jobs, "gpuscope agent at " + args.agent.url));
-  return jobs;
+  return AgentJobs{std::move(*jobs), jobs::SwitchesFromJson(nlohmann::json::parse(
+                                         *body, nullptr, /*allow_exceptions=*/false))};
+}
+
+// "4242, 4243 and 3 more": the ids an unknown one may have meant.
+std::string IdList(const std::vector<jobs::JobUsage>& all) {
+  constexpr std::size_t kShown = 10;
+  std::string out;
+  for (std::size_t i = 0; i < all.size() && i < kShown; ++i) {
+    out += (i ? ", " : "") + all[i].id;
+  }
+  if (all.size() > kShown) out += " and " + std::to_string(all.size() - kShown) + " more";
+  return out;
 }
 
 jobs::ReportOptions MakeOptions(const ReportArgs& args, jobs::NoteThresholds thresholds) {
@@ -56,19 +76,23 @@ jobs::ReportOptions MakeOptions(const ReportArgs& args, jobs::NoteThresholds thr
           thresholds};
 }
 
-// The holder from the agent's ledger; NotFound naming it and the agent.
+// The holder from the agent's ledger; NotFound naming it, the agent, and the
+// ones it knows (or why it knows none).
 Result<jobs::JobUsage> FromAgent(const ReportArgs& args) {
-  Result<std::vector<jobs::JobUsage>> all = FetchJobs(args, args.what);
+  Result<AgentJobs> all = FetchJobs(args, args.what);
   if (!all.ok()) return all.status();
-  auto it = std::find_if(all->begin(), all->end(),
+  const std::vector<jobs::JobUsage>& known = all->jobs;
+  auto it = std::find_if(known.begin(), known.end(),
                          [&](const jobs::JobUsage& u) { return u.id == args.id; });
-  if (it == all->end()) {
-    return Status::NotFound("no " + args.what + " '" + args.id + "' on the gpuscope agent at " +
-                            args.agent.url + " (" + std::to_string(all->size()) + " " + args.what +
-                            (all->size() == 1 ? "" : "s") +
-                            " known; ended ones are kept for --jobs-keep-ended)");
+  if (it != known.end()) return *it;
+  const std::string missing =
+      "no " + args.what + " '" + args.id + "' on the gpuscope agent at " + args.agent.url;
+  if (known.empty()) {
+    return Status::NotFound(missing + ": it knows no " + args.what +
+                            " at all: " + jobs::WhyNoHolders(all->attribution, args.what));
   }
-  return *it;
+  return Status::NotFound(missing + " (ended ones are kept for --jobs-keep-ended); it knows " +
+                          args.what + (known.size() == 1 ? " " : "s ") + IdList(known));
 }
 
 // Every query's answer, in order; `now` set to when they were asked.
@@ -134,13 +158,24 @@ Result<std::vector<jobs::JobUsage>> TenantsFromPrometheus(const ReportArgs& args
   return all;
 }
 
+// Every holder of the kind the agent keeps; NotFound saying why when there is
+// none (a bare header would read as "nobody used the GPUs").
+Result<std::vector<jobs::JobUsage>> TenantsFromAgent(const ReportArgs& args,
+                                                     const std::string& kind) {
+  Result<AgentJobs> agent = FetchJobs(args, kind);
+  if (!agent.ok()) return agent.status();
+  if (!agent->jobs.empty()) return std::move(agent->jobs);
+  return Status::NotFound("report tenants: the gpuscope agent at " + args.agent.url + " knows no " +
+                          kind + ": " + jobs::WhyNoHolders(agent->attribution, kind));
+}
+
 Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresholds,
                      Invocation& inv) {
   // A namespace's row: its pods' folded.
   const bool by_namespace = args.by == "namespace";
   const std::string kind = by_namespace ? "pod" : args.by;
   Result<std::vector<jobs::JobUsage>> all =
-      args.prometheus ? TenantsFromPrometheus(args, kind) : FetchJobs(args, kind);
+      args.prometheus ? TenantsFromPrometheus(args, kind) : TenantsFromAgent(args, kind);
   if (!all.ok()) return all.status();
   if (by_namespace) *all = jobs::FoldByNamespace(*all);
   double latest = 0;  // the agent's clock, not ours: its newest "last seen"
@@ -152,6 +187,16 @@ Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresho
     // Prometheus answered for the range already.
     if (!args.prometheus && u.end && *u.end < latest - args.since_seconds) continue;
     rows.push_back(jobs::BuildReport(u, MakeOptions(args, thresholds)));
+  }
+  if (rows.empty()) {
+    const std::string since = "within --since " + analysis::Duration(args.since_seconds);
+    return Status::NotFound(
+        "report tenants: " +
+        (args.prometheus
+             ? "Prometheus at " + args.agent.url + " has no gpuscope series of a " + kind +
+                   " holding a GPU " + since
+             : "no " + kind + " held a GPU " + since + " on the gpuscope agent at " +
+                   args.agent.url + " (" + std::to_string(all->size()) + " ended earlier)"));
   }
   *inv.out << (args.json ? jobs::TenantsJson(rows) : jobs::TenantsTable(rows, args.markdown));
   return Status::Ok();

@@ -192,10 +192,12 @@ Result<JobUsage> UsageFromJson(const json& j) {
   return u;
 }
 
-std::string JobsBody(const std::vector<JobUsage>& jobs) {
+std::string JobsBody(const std::vector<JobUsage>& jobs, const json& attribution) {
   json list = json::array();
   for (const JobUsage& u : jobs) list.push_back(UsageToJson(u));
-  return json{{"jobs", std::move(list)}}.dump() + "\n";
+  json out = {{"jobs", std::move(list)}};
+  if (!attribution.is_null()) out["attribution"] = attribution;
+  return out.dump() + "\n";
 }
 
 Result<std::vector<JobUsage>> ParseJobsBody(const std::string& body) {

@@ -17,8 +17,10 @@ nlohmann::json UsageToJson(const JobUsage& usage);
 // Errors name the field that is missing or of the wrong type.
 Result<JobUsage> UsageFromJson(const nlohmann::json& json);
 
-// /api/v1/jobs: {"jobs": [...]} in List order.
-std::string JobsBody(const std::vector<JobUsage>& jobs);
+// /api/v1/jobs: {"jobs": [...]} in List order, with {"attribution": ...}
+// when given (jobs/attribution_switches.h: which sources could name holders).
+std::string JobsBody(const std::vector<JobUsage>& jobs,
+                     const nlohmann::json& attribution = nullptr);
 // Parses JobsBody's text; errors say what is wrong with it.
 Result<std::vector<JobUsage>> ParseJobsBody(const std::string& body);
 

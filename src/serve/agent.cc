@@ -133,7 +133,12 @@ Status Agent::Start() {
                        {std::string(Version()), options_.source,
                         MetricSetName(options_.render.metrics), options_.sampler.fast_interval_s,
                         options_.sampler.window_span_s, options_.render.process_names});
-  RegisterJobsEndpoints(*server_, *jobs_);
+  const attribution::ServiceOptions& a = options_.attribution;
+  RegisterJobsEndpoints(*server_, *jobs_,
+                        {.kubelet = a.kubernetes,
+                         .container_runtime = !a.cri.socket.empty(),
+                         .hpc_job_mapping_dir = !a.hpc_job_dir.empty(),
+                         .process_names = a.process_names});
   GPUSCOPE_RETURN_IF_ERROR(server_->Start());
   GPUSCOPE_RETURN_IF_ERROR(StartOtlp());
   if (otlp_server_) kpi_join_->Start();  // no receiver: nothing to join

@@ -11,7 +11,8 @@
 namespace gpuscope::serve {
 namespace {
 
-http::Response Answer(const jobs::Ledger& ledger, const http::Request& request) {
+http::Response Answer(const jobs::Ledger& ledger, const nlohmann::json& attribution,
+                      const http::Request& request) {
   Status params = web::CheckParameters(request, {"kind", "id"});
   if (!params.ok()) return http::Response::Text(400, params.message() + "\n");
   const std::string kind(request.QueryValue("kind"));
@@ -19,7 +20,7 @@ http::Response Answer(const jobs::Ledger& ledger, const http::Request& request) 
   if (!kind.empty() && kind != "job" && kind != "pod" && kind != "workload") {
     return http::Response::Text(400, "kind: '" + kind + "' is not job, pod or workload\n");
   }
-  if (id.empty()) return JsonResponse(request, jobs::JobsBody(ledger.List(kind)));
+  if (id.empty()) return JsonResponse(request, jobs::JobsBody(ledger.List(kind), attribution));
   if (kind.empty()) return http::Response::Text(400, "id needs kind (job, pod or workload)\n");
   std::optional<jobs::JobUsage> usage = ledger.Find(kind, id);
   if (!usage) {
@@ -32,9 +33,12 @@ http::Response Answer(const jobs::Ledger& ledger, const http::Request& request) 
 
 }  // namespace
 
-void RegisterJobsEndpoints(http::Server& server, const jobs::Ledger& ledger) {
+void RegisterJobsEndpoints(http::Server& server, const jobs::Ledger& ledger,
+                           jobs::AttributionSwitches attribution) {
   server.Handle("/api/v1/jobs",
-                [&ledger](const http::Request& request) { return Answer(ledger, request); });
+                [&ledger, on = jobs::SwitchesToJson(attribution)](const http::Request& request) {
+                  return Answer(ledger, on, request);
+                });
 }
 
 }  // namespace gpuscope::serve
