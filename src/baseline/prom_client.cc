@@ -21,20 +21,6 @@ Status Readable(const std::string& path, const char* option) {
   return Status::Ok();
 }
 
-// Percent-encodes all but RFC 3986's unreserved characters.
-std::string UrlEscape(const std::string& text) {
-  std::string out;
-  for (unsigned char ch : text) {
-    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
-      out += static_cast<char>(ch);
-    } else {
-      constexpr char kHex[] = "0123456789ABCDEF";
-      out += '%', out += kHex[ch >> 4], out += kHex[ch & 15];
-    }
-  }
-  return out;
-}
-
 using nlohmann::json;
 
 // What an answer may hold before it is parsed (base::JsonShapeProblem): a
@@ -111,6 +97,20 @@ Result<PromClient> PromClient::Create(ClientOptions options) {
   return PromClient(std::move(options), std::move(password));
 }
 
+// Percent-encodes all but RFC 3986's unreserved characters.
+std::string UrlEscape(const std::string& text) {
+  std::string out;
+  for (unsigned char ch : text) {
+    if (std::isalnum(ch) || ch == '-' || ch == '.' || ch == '_' || ch == '~') {
+      out += static_cast<char>(ch);
+    } else {
+      constexpr char kHex[] = "0123456789ABCDEF";
+      out += '%', out += kHex[ch >> 4], out += kHex[ch & 15];
+    }
+  }
+  return out;
+}
+
 PromClient::PromClient(ClientOptions options, std::string password)
     : options_(std::move(options)), password_(std::move(password)) {}
 
@@ -145,9 +145,12 @@ Result<std::string> PromClient::Get(const std::string& path) const {
   if (!body.ok()) return body.status();
   if (status != 200) {
     std::string first = body->substr(0, body->find('\n'));
-    return Status::Unavailable(options_.server + " at " + options_.url + " answered HTTP " +
-                               std::to_string(status) + " for " + path + ": " +
-                               base::Excerpt(first, 200));
+    std::string message = options_.server + " at " + options_.url + " answered HTTP " +
+                          std::to_string(status) + " for " + path + ": " +
+                          base::Excerpt(first, 200);
+    // 404: the server has no such thing (an agent's "no GPU matches id"); the rest: it failed.
+    return status == 404 ? Status::NotFound(std::move(message))
+                         : Status::Unavailable(std::move(message));
   }
   return body;
 }

@@ -40,7 +40,8 @@ class PromClient {
   Result<std::vector<Sample>> Query(const std::string& promql) const;
 
   // GET `path` ("/api/v1/diagnosis?format=text") of the server: the body of a
-  // 200 answer; any other status is an error carrying the body's first line.
+  // 200 answer; any other status is an error carrying the body's first line
+  // (NotFound for 404, else Unavailable).
   Result<std::string> Get(const std::string& path) const;
 
  private:
@@ -50,6 +51,9 @@ class PromClient {
   ClientOptions options_;
   std::string password_;
 };
+
+// Percent-encodes all but RFC 3986's unreserved characters (a query value).
+std::string UrlEscape(const std::string& text);
 
 // Parses a /api/v1/query answer (vector result). Errors carry Prometheus's.
 Result<std::vector<Sample>> ParseQueryResponse(const std::string& body);

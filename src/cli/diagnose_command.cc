@@ -81,8 +81,10 @@ Status DiagnoseAgent(const DiagnoseArgs& args, Invocation& inv) {
   std::string path = "/api/v1/diagnosis";
   std::string query = args.json ? "" : "format=text";
   if (!args.ids.empty()) {
+    // A malformed list is a usage error here, as locally, not the agent's 400.
+    if (Status ids = collect::ParseSmiIds(args.ids).status(); !ids.ok()) return ids;
     if (!query.empty()) query += '&';
-    query.append("gpu=").append(args.ids);
+    query.append("id=").append(baseline::UrlEscape(args.ids));  // as -i here: any id list
   }
   if (!query.empty()) path += "?" + query;
   Result<std::string> body = client->Get(path);
@@ -151,8 +153,8 @@ std::string DiagnoseUsage() {
          "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
          "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
          "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
-         "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated\n"
-         "                         (with --agent: one GPU index)\n"
+         "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated;\n"
+         "                         a MIG UUID names one instance (with --agent too)\n"
          "  --json                 one JSON document instead of the text report\n"
          "  --live                 sample in real time on the simulator too\n"
          "  --agent URL            ask a running `gpuscope serve` (http(s)://host:9400) for\n"

@@ -3,6 +3,10 @@
 // or JSON for scripts:
 //
 //   gpuscope health [--json] [--strict] [--watch SECONDS] [--verbose] [-i IDS]
+//   gpuscope health --agent URL [--json] [--strict] [--verbose] [-i IDS] [TLS, auth]
+//
+// --agent reads a running `gpuscope serve`'s /api/v1/health and prints it
+// through the same formatter, with the same exit code, as a local run.
 //
 // --watch samples a second time after that long, so rates (PCIe replays per
 // minute, NVLink CRC errors per second) can be judged. The exit code is the
@@ -17,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "baseline/prom_client.h"
 #include "cli/commands.h"
 #include "gpuscope/status.h"
 #include "health/checks.h"
@@ -29,7 +34,8 @@ struct HealthArgs {
   bool verbose = false;
   bool help = false;
   double watch_seconds = 0;
-  std::string ids;  // -i/--id, nvidia-smi syntax; empty: every GPU
+  std::string ids;                // -i/--id, nvidia-smi syntax; empty: every GPU
+  baseline::ClientOptions agent;  // --agent URL and its TLS/auth; url empty: sample here
 };
 
 // Parses the arguments after `health` (common options already removed).

@@ -34,7 +34,9 @@ http::Response JsonResponse(const http::Request& request, std::string body) {
 namespace {
 
 http::Response Error(const Status& status) {
-  const int code = status.code() == Status::Code::kUnavailable ? 503 : 400;
+  const int code = status.code() == Status::Code::kUnavailable ? 503
+                   : status.code() == Status::Code::kNotFound  ? 404
+                                                               : 400;
   return http::Response::Text(code, status.message() + "\n");
 }
 

@@ -269,7 +269,7 @@ std::string WindowJson(const Window& window, const Snapshot& snapshot, const Win
 }
 
 Result<std::string> DiagnosisBody(const http::Request& request, const View& view, bool* is_text) {
-  GPUSCOPE_RETURN_IF_ERROR(CheckParameters(request, {"gpu", "gi", "format"}));
+  GPUSCOPE_RETURN_IF_ERROR(CheckParameters(request, {"gpu", "gi", "id", "format"}));
   const std::string_view format = request.QueryValue("format");
   if (!format.empty() && format != "json" && format != "text") {
     return Status::InvalidArgument("format: json or text");
@@ -284,11 +284,18 @@ Result<std::string> DiagnosisBody(const http::Request& request, const View& view
     analysis::AddKpis(d, std::move(kpis));
   }
   const std::string_view gpu = request.QueryValue("gpu");
-  if (!gpu.empty() || !request.QueryValue("gi").empty()) {
+  const std::string_view ids = request.QueryValue("id");
+  if (!ids.empty() && (!gpu.empty() || !request.QueryValue("gi").empty())) {
+    return Status::InvalidArgument("id: not with gpu or gi");
+  }
+  if (!gpu.empty() || !request.QueryValue("gi").empty() || !ids.empty()) {
     Result<std::vector<std::size_t>> slots =
-        SelectDevices(gpu, request.QueryValue("gi"), *view.snapshot, false);
+        ids.empty() ? SelectDevices(gpu, request.QueryValue("gi"), *view.snapshot, false)
+                    : SelectSmiIds(ids, *view.snapshot);
     if (!slots.ok()) return slots.status();
-    std::erase_if(chosen, [&](const analysis::GpuDiagnosis& d) { return d.slot != (*slots)[0]; });
+    std::erase_if(chosen, [&](const analysis::GpuDiagnosis& d) {
+      return std::find(slots->begin(), slots->end(), d.slot) == slots->end();
+    });
   }
   return *is_text ? analysis::FormatText(chosen) : analysis::FormatJson(chosen);
 }

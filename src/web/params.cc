@@ -7,6 +7,8 @@
 #include <set>
 #include <string>
 
+#include "collect/selection.h"
+
 namespace gpuscope::web {
 namespace {
 
@@ -29,6 +31,19 @@ std::string Quoted(std::string_view value) {
 }
 
 }  // namespace
+
+Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot) {
+  // The messages below repeat the ids: only printable ones get that far.
+  if (ids.size() > 1024 ||
+      !std::all_of(ids.begin(), ids.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return Status::InvalidArgument(fmt::format("id: {} is not a list of GPU ids", Quoted(ids)));
+  }
+  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
+  if (!selection.ok()) return selection.status().Context("id");
+  Result<std::vector<std::size_t>> slots = collect::SelectDevices(snapshot.gpus, *selection);
+  if (!slots.ok()) return slots.status().Context("id");
+  return slots;
+}
 
 std::optional<unsigned> ParseIndex(std::string_view text) {
   unsigned value = 0;

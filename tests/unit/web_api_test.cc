@@ -56,6 +56,19 @@ TEST(WebParams, SelectsWholeGpusAndMigInstances) {
   EXPECT_FALSE(SelectDevices("1", "1.0", s, true).ok());
 }
 
+// id= takes `gpuscope diagnose -i`'s list and selects as it does locally.
+TEST(WebParams, SelectsSmiIdsAsTheCommandLineDoes) {
+  Snapshot s = TwoGpus();
+  s.gpus[2].mig_uuid = "MIG-b";
+  EXPECT_EQ(*SelectSmiIds("0", s), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(*SelectSmiIds("MIG-b,0", s), (std::vector<std::size_t>{0, 2}));
+  Result<std::vector<std::size_t>> none = SelectSmiIds("9", s);
+  EXPECT_EQ(none.status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(none.status().message(), "id: no GPU matches id \"9\"");
+  EXPECT_EQ(SelectSmiIds("0,", s).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(SelectSmiIds("0\n<b>", s).status().message(), "id: '0?<b>' is not a list of GPU ids");
+}
+
 TEST(WebParams, QuotesOutsideTextSafely) {
   http::Request r = Query({{"gpu\n<b>", "0"}});
   Status st = CheckParameters(r, {"gpu"});

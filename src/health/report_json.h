@@ -1,0 +1,29 @@
+// Reads back what health::FormatJson wrote: the health report an agent answers
+// on /api/v1/health, so `gpuscope health --agent URL` prints it through the
+// same FormatReport, and exits with the same code, as a local `gpuscope health`.
+//
+// The text comes from the network: sizes and depth are bounded, every field's
+// type is checked, and an error names the field. Checks are matched by name
+// (CheckName), so an agent with a check this build does not know keeps the
+// known ones; a GPU's check that is absent was not evaluated.
+//
+// Thread safety: pure functions.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "collect/selection.h"
+#include "gpuscope/status.h"
+#include "health/checks.h"
+
+namespace gpuscope::health {
+
+Result<HealthReport> ParseJson(std::string_view text);
+
+// Keeps only the GPUs `selection` names (nvidia-smi -i: index, UUID or PCI bus
+// id) and judges the node verdict over them, as a local `health -i` does.
+// NotFound names an id that matches no GPU of the report.
+Status KeepGpus(HealthReport& report, const collect::DeviceSelection& selection);
+
+}  // namespace gpuscope::health

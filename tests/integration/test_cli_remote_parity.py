@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Remote parity (issue 44, item 8): a read command answers the same against a
+running agent (--agent URL) as here on the same node.
+
+`gpuscope serve --simulate mixed-node` with the simulator frozen at t=120 s
+(GPUSCOPE_SIM_FROZEN_TIME), and the same commands run locally on the same
+frozen scenario:
+
+- `health --agent URL` prints what a local `health` prints (text, --json,
+  --verbose, -i), with the same exit code (the JSON less its time and the
+  process names, which the agent keeps without --process-names); a GPU id that
+  matches nothing is NotFound (exit 6), as in query;
+- `diagnose --agent URL -i 0,1` (HTTP 400 before) lists GPUs 0 and 1, as
+  locally; every MIG instance is listed, and one is named by its MIG UUID, as
+  locally; `-i 9` fails with the same exit code. The verdicts themselves differ
+  by design (the agent's trailing window against a fresh local one), so the
+  devices listed and their titles are compared.
+
+Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR. ~15 s.
+"""
+import json
+import os
+import re
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gpuscope_testlib import Serve, check, main, run  # noqa: E402
+
+FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
+LOCAL = ["--simulate", "mixed-node"]
+
+
+def local(*args):
+    return run(list(args) + LOCAL, env=FROZEN)
+
+
+def remote(agent, *args):
+    return run(list(args) + ["--agent", agent.base])
+
+
+def titles(text):
+    """The device titles of a diagnose text report, without the window part."""
+    return [re.sub(r"\s+window .*$", "", line) for line in text.splitlines()
+            if line.startswith("GPU ")]
+
+
+class RemoteParityTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.agent = Serve(["--simulate", "mixed-node", "-c", "100"], env=FROZEN)
+        cls.agent.wait_healthy()
+        time.sleep(1.0)  # several cycles: the frozen state has reached its fixed point
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.agent.stop()
+
+    def same(self, *args, compare=lambda out: out):
+        """Runs args locally and against the agent: (code, out, err) of both, equal."""
+        here = local(*args)
+        there = remote(self.agent, *args)
+        check(here[0] == there[0], "%s: exit %s here, %s remote\n%s\n%s" % (
+            args, here[0], there[0], here[2], there[2]))
+        check(compare(here[1]) == compare(there[1]),
+              "%s: here and remote differ:\n--- here\n%s\n--- remote\n%s" % (
+                  args, here[1], there[1]))
+        return here, there
+
+    def test_health(self):
+        for args in (["health"], ["health", "--verbose"], ["health", "-i", "6"],
+                     ["health", "-i", "0,7", "--strict"]):
+            self.same(*args)
+
+        def masked(out):
+            """Less the evaluation time and the process names, which an agent serves only
+            with --process-names (privacy, docs/api.md)."""
+            doc = json.loads(out)
+            doc.pop("timestamp")
+            for gpu in doc["gpus"]:
+                for p in gpu["processes"]:
+                    p["name"] = ""
+            return doc
+        here, there = self.same("health", "--json", compare=masked)
+        remote_doc = json.loads(there[1])
+        check(len(remote_doc["gpus"]) == 8 and
+              all(p["name"] == "" for g in remote_doc["gpus"] for p in g["processes"]), there[1])
+        # An id that matches nothing is NotFound (exit 6), as in query; a local health said
+        # "cannot read the GPUs" with exit 2 (issue 44, item 4: the one exit-code table).
+        code, out, err = remote(self.agent, "health", "-i", "9")
+        check(code == 6 and out == "" and 'no GPU matches id "9"' in err, (code, out, err))
+        check('no GPU matches id "9"' in local("health", "-i", "9")[2], "local health -i 9")
+        code, _, err = remote(self.agent, "health", "--watch", "5")
+        check(code == 2 and "--watch does not go with --agent" in err, err)
+        print("health --agent: same report and exit code as here")
+
+    def test_diagnose_ids_and_mig(self):
+        here, there = self.same("diagnose", "-i", "0,1", compare=titles)
+        check(there[0] == 0 and [t.split(":")[0] for t in titles(there[1])] == ["GPU 0", "GPU 1"],
+              there)
+        here, there = self.same("diagnose", compare=titles)
+        check(len(titles(there[1])) == 11, there[1])  # 8 GPUs and GPU 7's 3 MIG instances
+        # A MIG instance by its UUID (the agent took one GPU index before), and its GPU.
+        mig_uuid = re.search(r"\((MIG-[0-9a-f-]+)\)", there[1]).group(1)
+        here, there = self.same("diagnose", "-i", "7," + mig_uuid, compare=titles)
+        check([t.split(":")[0] for t in titles(there[1])] == ["GPU 7", "GPU 7 MIG 3g.40gb (GI 1)"],
+              there[1])
+        def gpus(out):
+            return [(g["index"], g.get("gpu_instance_id")) for g in json.loads(out)["gpus"]]
+        here, there = self.same("diagnose", "-i", mig_uuid, "--json", compare=gpus)
+        check(gpus(there[1]) == [(7, 1)], there[1])
+        here, there = self.same("diagnose", "-i", "9", compare=titles)
+        check(here[0] == 6 and "no GPU matches id" in there[2] and "9" in there[2], there[2])
+        here, there = self.same("diagnose", "-i", "0,", compare=titles)
+        check(here[0] == 2 and "empty entry" in there[2], there[2])
+        print("diagnose --agent -i: the same devices as here, MIG instances included")
+
+
+if __name__ == "__main__":
+    main()

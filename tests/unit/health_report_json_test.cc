@@ -1,0 +1,97 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "health/report.h"
+#include "health/report_json.h"
+#include "health_test_util.h"
+
+namespace gpuscope::health {
+namespace {
+
+using testing::HealthyNode;
+using testing::kNow;
+
+// A node with a failing and a warning GPU, holders, processes and XIDs: every
+// part FormatReport prints.
+HealthReport Eventful() {
+  Snapshot snap = HealthyNode(3);
+  snap.samples[1].Set(Metric::kEccDbeVolatile, 3);
+  snap.samples[0].Set(Metric::kGpuTemp, 85);
+  HealthState state;
+  EventState events;
+  events.running = true;
+  HealthReport r = Evaluate(snap, events, state, kNow);
+  r.gpus[0].holders = {Holder{"ml", "train-0", "main", "", "train"}};
+  r.gpus[0].processes = {{3100, "python3", Holder{"ml", "train-0", "main", "", "train"}}};
+  r.gpus[2].xid_totals = {{79, 2}, {13, 1}};
+  r.gpus[2].xid_window = {{79, 1}};
+  r.gpus[2].last_xid = 79;
+  return r;
+}
+
+// What `health --agent` prints is what `health` prints: the text, the JSON
+// and the exit code survive the trip through /api/v1/health.
+TEST(ParseJson, ReadsBackWhatFormatJsonWrote) {
+  const HealthReport r = Eventful();
+  Result<HealthReport> back = ParseJson(FormatJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(FormatReport(*back), FormatReport(r));
+  EXPECT_EQ(FormatReport(*back, {.verbose = true}), FormatReport(r, {.verbose = true}));
+  EXPECT_EQ(FormatJson(*back), FormatJson(r));
+  EXPECT_EQ(ExitCode(*back), ExitCode(r));
+  EXPECT_EQ(ExitCode(*back, true), ExitCode(r, true));
+}
+
+TEST(ParseJson, NvmlDownKeepsItsError) {
+  HealthReport r;
+  r.hostname = "node-a";
+  r.nvml_up = false;
+  r.nvml_error = "Driver Not Loaded";
+  r.verdict = Verdict::kFail;
+  Result<HealthReport> back = ParseJson(FormatJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(FormatReport(*back), FormatReport(r));
+  EXPECT_EQ(ExitCode(*back), 2);
+}
+
+TEST(ParseJson, BadAnswersNameTheField) {
+  EXPECT_FALSE(ParseJson("<html>").ok());
+  EXPECT_FALSE(ParseJson("[" + std::string(100, '[')).ok());
+  nlohmann::json doc = nlohmann::json::parse(FormatJson(Eventful()));
+  doc["gpus"][1]["verdict"] = "bad";
+  Result<HealthReport> r = ParseJson(doc.dump());
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("gpus[1]"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("verdict"), std::string::npos) << r.status().message();
+  doc = nlohmann::json::parse(FormatJson(Eventful()));
+  doc["gpus"][0]["gpu"] = -1;
+  EXPECT_FALSE(ParseJson(doc.dump()).ok());
+  doc = nlohmann::json::parse(FormatJson(Eventful()));
+  doc["gpus"][2]["xid"]["total"]["x"] = 1;
+  EXPECT_FALSE(ParseJson(doc.dump()).ok());
+}
+
+// `health -i` judges only the GPUs it names; so does the agent's report narrowed.
+TEST(KeepGpus, NarrowsAndJudgesTheNodeOverTheKept) {
+  HealthReport r = Eventful();
+  ASSERT_EQ(r.verdict, Verdict::kFail);
+  ASSERT_TRUE(KeepGpus(r, *collect::ParseSmiIds("2,0")).ok());
+  ASSERT_EQ(r.gpus.size(), 2u);
+  EXPECT_EQ(r.gpus[0].gpu, 0u);  // in index order, as sampled
+  EXPECT_EQ(r.gpus[1].gpu, 2u);
+  EXPECT_EQ(r.verdict, Verdict::kWarn);
+
+  HealthReport by_uuid = Eventful();
+  ASSERT_TRUE(KeepGpus(by_uuid, *collect::ParseSmiIds(by_uuid.gpus[1].uuid)).ok());
+  ASSERT_EQ(by_uuid.gpus.size(), 1u);
+  EXPECT_EQ(by_uuid.gpus[0].gpu, 1u);
+
+  HealthReport missing = Eventful();
+  Status s = KeepGpus(missing, *collect::ParseSmiIds("9"));
+  EXPECT_EQ(s.code(), Status::Code::kNotFound);
+  EXPECT_NE(s.message().find("no GPU matches id \"9\""), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace gpuscope::health
