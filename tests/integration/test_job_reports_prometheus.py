@@ -132,10 +132,13 @@ class JobReportsPrometheusTest(unittest.TestCase):
             # Idle-held only on job 4242's idle GPU.
             check(prom_rows["job 4242"]["idle_held_gpu_hours"] > 0, prom_rows)
             check(prom_rows["job 77"]["idle_held_gpu_hours"] == 0, prom_rows)
-            # By namespace: pods folded; this node runs Slurm jobs only, so no rows from either.
-            for source in (["--prometheus", prom.base, "--since", "10m"], ["--agent", agent.base]):
+            # By namespace: pods folded; this node runs Slurm jobs only, so no rows from either,
+            # and each says why instead of an empty table (exit 6, NotFound).
+            for source, why in ((["--prometheus", prom.base, "--since", "10m"],
+                                 "has no gpuscope series of a pod"),
+                                (["--agent", agent.base], "start the agent with -k")):
                 code, out, err = run(["report", "tenants", "--by", "namespace", "--json"] + source)
-                check(code == 0 and json.loads(out) == {"tenants": []}, out + err)
+                check(code == 6 and out == "" and why in err, (code, out, err))
             code, out, err = run(["report", "tenants", "--by", "job", "--markdown",
                                   "--prometheus", prom.base, "--scrape-interval", "1s",
                                   "--since", "10m"])
