@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "analysis/rules.h"
+#include "base/text.h"
 #include "cli/options.h"
 #include "jobs/attribution_switches.h"
 #include "jobs/prom_source.h"
@@ -65,7 +66,7 @@ std::string IdList(const std::vector<jobs::JobUsage>& all) {
   constexpr std::size_t kShown = 10;
   std::string out;
   for (std::size_t i = 0; i < all.size() && i < kShown; ++i) {
-    out += (i ? ", " : "") + all[i].id;
+    out += (i ? ", " : "") + base::TerminalText(all[i].id);  // from the network
   }
   if (all.size() > kShown) out += " and " + std::to_string(all.size() - kShown) + " more";
   return out;

@@ -16,9 +16,11 @@ using nlohmann::json;
 
 // Explicit type checks, never nlohmann's conversions: those throw on a wrong
 // type or cast a number out of range, and this JSON comes from the network.
+// Every text is printed on a terminal later: control characters (escape
+// sequences, a newline faking a line) become U+FFFD here.
 bool Read(const json& j, std::string& out) {
   if (!j.is_string()) return false;
-  out = j.get<std::string>();
+  out = base::TerminalText(j.get_ref<const std::string&>());
   return true;
 }
 bool Read(const json& j, bool& out) {
@@ -45,7 +47,7 @@ bool Read(const json& j, uint64_t& out) {
 }
 bool Read(const json& j, Verdict& out) {
   for (Verdict v : {Verdict::kOk, Verdict::kWarn, Verdict::kFail}) {
-    if (j.is_string() && j.get<std::string>() == VerdictName(v)) {
+    if (j.is_string() && j.get_ref<const std::string&>() == VerdictName(v)) {
       out = v;
       return true;
     }

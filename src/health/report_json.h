@@ -3,7 +3,8 @@
 // same FormatReport, and exits with the same code, as a local `gpuscope health`.
 //
 // The text comes from the network: sizes and depth are bounded, every field's
-// type is checked, and an error names the field. Checks are matched by name
+// type is checked, an error names the field, and every string is made safe to
+// print (base::TerminalText: no control characters, no line breaks). Checks are matched by name
 // (CheckName), so an agent with a check this build does not know keeps the
 // known ones; a GPU's check that is absent was not evaluated.
 //

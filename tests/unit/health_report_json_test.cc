@@ -72,6 +72,18 @@ TEST(ParseJson, BadAnswersNameTheField) {
   EXPECT_FALSE(ParseJson(doc.dump()).ok());
 }
 
+// A hostile agent cannot drive the terminal or fake a line of the report.
+TEST(ParseJson, TextIsSafeToPrint) {
+  nlohmann::json doc = nlohmann::json::parse(FormatJson(Eventful()));
+  doc["hostname"] = "node\x1b]0;owned\x07";
+  doc["gpus"][1]["checks"]["memory"]["evidence"][0] = "fine\nGPU 9: OK";
+  Result<HealthReport> r = ParseJson(doc.dump());
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const std::string text = FormatReport(*r);
+  EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+  EXPECT_EQ(text.find("\nGPU 9"), std::string::npos) << text;
+}
+
 // `health -i` judges only the GPUs it names; so does the agent's report narrowed.
 TEST(KeepGpus, NarrowsAndJudgesTheNodeOverTheKept) {
   HealthReport r = Eventful();
