@@ -157,10 +157,11 @@ class DiagnoseAgentTest(unittest.TestCase):
                 check(len(kpis) == 1 and kpis[0]["kpi"] == "step_duration", kpis)
                 k = kpis[0]
                 check(abs(k["mean"] - k["sum"] / k["count"]) < 1e-9 and 0.1 < k["mean"] < 0.3, k)
-                # The baseline span saw mostly 0.1 s steps (on a slow machine the first answer
-                # that shows the regression may come after some 0.3 s steps reached it); the
-                # recent one some 0.3 s steps (it may still straddle the switch).
-                check(0.1 - 1e-6 <= k["baseline_mean"] < 0.2 and
+                # The baseline span saw mostly 0.1 s steps (on a loaded machine the first answer
+                # that shows the regression may come after some 0.3 s steps reached it: 0.204
+                # was seen with eight builds running); the recent one some 0.3 s steps (it may
+                # still straddle the switch).
+                check(0.1 - 1e-6 <= k["baseline_mean"] < 0.25 and
                       0.12 < k["recent_mean"] <= 0.3 + 1e-6 and k["baseline_mean"] < k["recent_mean"], k)
                 check(k["regressed"] and
                       abs(k["change"] - (k["recent_mean"] / k["baseline_mean"] - 1)) < 1e-9, k)
