@@ -201,6 +201,7 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"idle_held_min_seconds", &NoteThresholds::idle_held_min_seconds},
     {"throttled_min_ratio", &NoteThresholds::throttled_min_ratio},
     {"memory_near_capacity_ratio", &NoteThresholds::memory_near_capacity_ratio},
+    {"first_kernel_min_seconds", &NoteThresholds::first_kernel_min_seconds},
 };
 
 // Null when unknown (ordered: the --json contract's key order).
