@@ -9,6 +9,7 @@
 #include <cstring>
 #include <ostream>
 
+#include "base/log.h"
 #include "cli/common_options.h"
 #include "cli/options.h"
 #include "cli/report_command.h"
@@ -207,6 +208,7 @@ Status RunRun(Invocation& inv) {
   }
   Result<jobs::NoteThresholds> thresholds = LoadThresholds(args->thresholds_file);
   if (!thresholds.ok()) return thresholds.status();
+  log::SetLevel(log::Level::kWarn);  // stderr is the command's and the report's
   Result<std::string> library = PrepareNvml(inv.common);
   if (!library.ok()) return library.status();
   // Before any thread starts: only this thread takes the forwarded signals.
