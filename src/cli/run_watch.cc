@@ -86,13 +86,15 @@ void RunWatch::Decorate(Snapshot& snapshot) {
   snapshot.system.hostname = hostname_;
   auto attribution = std::make_shared<Attribution>();
   const Holder run{.workload = kHolder};
-  std::set<jobs::SharingProcess> sharing;
+  std::vector<std::pair<std::string, jobs::SharingProcess>> others;  // by device key
   std::set<std::string> held;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
     const GpuInfo& gpu = snapshot.gpus[i];
     const std::string key = Attribution::DeviceKey(gpu);
     std::set<Holder> holders;
     for (const ProcessInfo& p : snapshot.samples[i].processes) {
+      // A MIG instance's process counts on the instance's row, not its parent's.
+      if (gpu.mig_enabled && !gpu.is_mig() && p.gpu_instance_id) continue;
       if (tree_.Contains(p.pid)) {
         holders.insert(run);
         attribution->processes[p.pid] = run;
@@ -100,25 +102,23 @@ void RunWatch::Decorate(Snapshot& snapshot) {
       }
       holders.insert(Other(p.pid));
       attribution->processes[p.pid] = Other(p.pid);
-      sharing.insert({gpu.index, p.pid, p.name, tree_.UserOf(p.pid)});
+      others.push_back({key, {gpu.index, p.pid, p.name, ""}});
     }
     if (!holders.contains(run)) continue;  // only the command's GPUs are reported
     held.insert(key);
     attribution->holders[key].assign(holders.begin(), holders.end());
   }
   snapshot.attribution = std::move(attribution);
+  // Only the processes on a device the command held share it.
+  std::vector<jobs::SharingProcess> sharing;
+  for (auto& [device, p] : others) {
+    if (!held.contains(device)) continue;
+    p.user = tree_.UserOf(p.pid);
+    sharing.push_back(std::move(p));
+  }
   std::lock_guard lock(mu_);
   if (!started_) return;
-  for (const jobs::SharingProcess& p : sharing) {
-    // Only the processes on a GPU the command held count as sharing.
-    for (std::size_t i = 0; i < snapshot.gpus.size(); ++i) {
-      if (snapshot.gpus[i].index == p.gpu &&
-          held.contains(Attribution::DeviceKey(snapshot.gpus[i]))) {
-        sharing_.insert(p);
-        break;
-      }
-    }
-  }
+  sharing_.insert(sharing.begin(), sharing.end());
   held_ = std::move(held);
 }
 

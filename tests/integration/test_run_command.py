@@ -16,6 +16,8 @@ on a node of three idle H100s, then sleeps and exits as told. Checked:
   is counted;
 - another user's process on the command's GPU is named as sharing it, its
   GPU alone is not reported, and the shared GPU is split by measured use;
+- a process on a MIG instance makes the instance a row, not its parent GPU,
+  and the processes on the other instances do not share it;
 - bad input: CMD not found 127, not executable 126, no driver (the command
   is not started), no CMD 2; a command that uses no GPU gets one line;
 - --live draws nothing when stderr is not a terminal.
@@ -173,6 +175,25 @@ class RunCommandTest(unittest.TestCase):
         check("GPU 2" not in shared, shared)
         if os.getuid() == 0:
             check("user nobody" in shared, shared)
+
+    def test_mig_instance_is_its_own_row(self):
+        # mixed-node's GPU 7 is in MIG mode (3g.40gb, 2g.20gb, 1g.10gb); other
+        # processes run on the first two instances.
+        path = os.path.join(self.dir, "mig.json")
+        argv = [GPUSCOPE, "run", "--simulate", "mixed-node", "--interval", "250ms", "--json",
+                "--report", path, "--", sys.executable, JOB, "attach", "7/2", "5", "0.6",
+                "sleep", "3"]
+        p = subprocess.run(argv, capture_output=True, text=True, env=self.env(), timeout=60)
+        check_exit("gpuscope run (MIG)", p.returncode, p.stdout + p.stderr)
+        with open(path) as f:
+            report = json.load(f)
+        check(len(report["gpus"]) == 1, report["gpus"])
+        gpu = report["gpus"][0]
+        check(gpu["gpu"] == 7 and gpu["split"] == "sole holder", gpu)
+        # The instance's memory, not the whole GPU's.
+        check(gpu["memory_total_bytes"] < 12 * GIB, gpu)
+        check(abs(gpu["memory_peak_bytes"] - 5 * GIB) < 0.5 * GIB, gpu)
+        check(all(n["kind"] != "shared" for n in report["notes"]), report["notes"])
 
     def test_bad_input(self):
         code, _, err = self.run_job([], [])  # python3 run_job.py with no steps: fine
