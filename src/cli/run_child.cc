@@ -168,7 +168,9 @@ Outcome Child::Wait(std::chrono::milliseconds period, const std::function<void()
       continue;
     }
     if (signal != SIGCHLD) {
-      kill(-pid_, signal);  // the command's whole group, as a terminal does
+      // The command's whole group, as a terminal does; the command alone if
+      // it left its group.
+      if (kill(-pid_, signal) != 0) kill(pid_, signal);
       continue;
     }
     // Reap every child that changed: the command, and orphans it left.

@@ -13,6 +13,7 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024 * 1024;
 // A GPU is busy from this utilization on (the ledger's and idle rule's 1%).
 constexpr double kBusyPercent = 1;
+constexpr double kDiagnoseEverySeconds = 1;
 
 collect::SamplerOptions SamplerFor(const WatchOptions& o) {
   collect::SamplerOptions s;
@@ -124,11 +125,15 @@ void RunWatch::Decorate(Snapshot& snapshot) {
 
 // Runs on the sampler thread after the snapshot is published.
 void RunWatch::Observe(const SnapshotPtr& snapshot) {
-  std::vector<analysis::GpuDiagnosis> diagnoses =
-      analysis::RunDiagnose(*snapshot, sampler_.window(), analysis::RunOptions{});
+  // The diagnosis reads the whole trailing window: at most once a second,
+  // however short the interval (the ledger takes the latest between).
+  if (snapshot->timestamp - diagnosed_at_ >= kDiagnoseEverySeconds) {
+    diagnosed_ = analysis::RunDiagnose(*snapshot, sampler_.window(), analysis::RunOptions{});
+    diagnosed_at_ = snapshot->timestamp;
+  }
   std::lock_guard lock(mu_);
   if (!started_) return;
-  ledger_.Observe(*snapshot, diagnoses);
+  ledger_.Observe(*snapshot, diagnosed_);
   if (!first_kernel_) {
     for (std::size_t i = 0; i < snapshot->gpus.size() && i < snapshot->samples.size(); ++i) {
       if (!held_.contains(Attribution::DeviceKey(snapshot->gpus[i]))) continue;
@@ -139,7 +144,7 @@ void RunWatch::Observe(const SnapshotPtr& snapshot) {
     }
   }
   latest_ = snapshot;
-  diagnoses_ = std::move(diagnoses);
+  diagnoses_ = diagnosed_;
 }
 
 std::optional<jobs::JobUsage> RunWatch::Usage() const { return ledger_.Find("workload", kHolder); }

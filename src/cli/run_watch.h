@@ -64,6 +64,9 @@ class RunWatch {
   jobs::Ledger ledger_;
   attribution::ProcessTree tree_;  // the decorator's (sampler thread)
   std::string hostname_;
+  // The sampler thread's: the latest diagnosis and when it ran.
+  std::vector<analysis::GpuDiagnosis> diagnosed_;
+  double diagnosed_at_ = 0;
 
   mutable std::mutex mu_;  // guards the fields below
   double start_ = 0;

@@ -12,6 +12,7 @@ on a node of three idle H100s, then sleeps and exits as told. Checked:
 - exit status passthrough: 0, 3, and 143 for a command killed by SIGTERM;
 - SIGTERM sent to gpuscope reaches the command (which exits 42 on it), and
   the report is still written;
+- the command dies when gpuscope is killed (SIGKILL);
 - a grandchild whose parent exited (reparented to gpuscope, the subreaper)
   is counted;
 - another user's process on the command's GPU is named as sharing it, its
@@ -145,6 +146,29 @@ class RunCommandTest(unittest.TestCase):
         with open(report) as f:
             doc = json.load(f)
         check([g["gpu"] for g in doc["gpus"]] == [0], doc)
+
+    def test_command_dies_with_gpuscope(self):
+        ready = os.path.join(self.dir, "ready")
+        proc = subprocess.Popen(self.argv([], ["ready", ready, "sleep", "60"]),
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=self.env())
+        try:
+            wait_until(lambda: os.path.exists(ready) and os.path.getsize(ready) > 0,
+                       "the command to start", timeout=20)
+            with open(ready) as f:
+                pid = int(f.read())
+            proc.kill()  # SIGKILL: gpuscope cannot pass anything on
+            proc.wait()
+        finally:
+            stop_process(proc, signal.SIGKILL)
+
+        def gone():
+            try:
+                with open("/proc/%d/stat" % pid) as f:
+                    return f.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+            except OSError:
+                return True
+        wait_until(gone, "the command to die with gpuscope (PR_SET_PDEATHSIG)", timeout=10)
 
     def test_reparented_grandchild_is_counted(self):
         report, _, _ = self.json_report(["grandchild", "3", "1", "25", "0.6", "sleep", "4",
