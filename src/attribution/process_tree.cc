@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <sstream>
@@ -29,15 +30,26 @@ std::string ReadFile(const std::string& path) {
 
 }  // namespace
 
-std::optional<unsigned> ParseParentPid(std::string_view stat) {
+std::optional<ProcStat> ParseStat(std::string_view stat) {
   // "pid (comm) state ppid ...": comm ends at the last ')'.
   const std::size_t close = stat.rfind(')');
-  if (close == std::string_view::npos || close + 4 >= stat.size()) return std::nullopt;
-  std::string_view rest = stat.substr(close + 2);  // "S 4241 ..."
-  const std::size_t space = rest.find(' ');
-  if (space != 1) return std::nullopt;
-  rest.remove_prefix(2);
-  return Number(rest.substr(0, rest.find(' ')));
+  if (close == std::string_view::npos) return std::nullopt;
+  std::string_view rest = stat.substr(close + 1);
+  std::vector<std::string_view> fields;  // from field 3 (state) on
+  while (fields.size() < 20) {
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    if (rest.empty()) break;
+    const std::size_t end = std::min(rest.find(' '), rest.size());
+    fields.push_back(rest.substr(0, end));
+    rest.remove_prefix(end);
+  }
+  if (fields.size() < 20) return std::nullopt;
+  std::optional<unsigned> parent = Number(fields[1]);
+  unsigned long long start = 0;
+  const std::string_view s = fields[19];
+  const auto [end, error] = std::from_chars(s.data(), s.data() + s.size(), start);
+  if (!parent || error != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return ProcStat{*parent, start};
 }
 
 std::optional<unsigned> ParseRealUid(std::string_view status) {
@@ -59,24 +71,33 @@ std::optional<unsigned> ParseRealUid(std::string_view status) {
 ProcessTree::ProcessTree(unsigned reaper, std::string proc_root)
     : reaper_(reaper), proc_root_(std::move(proc_root)) {}
 
-std::optional<unsigned> ProcessTree::ParentOf(unsigned pid) const {
-  return ParseParentPid(ReadFile(proc_root_ + "/" + std::to_string(pid) + "/stat"));
+std::optional<ProcStat> ProcessTree::StatOf(unsigned pid) const {
+  return ParseStat(ReadFile(proc_root_ + "/" + std::to_string(pid) + "/stat"));
+}
+
+bool ProcessTree::Known(unsigned pid, const ProcStat& stat) const {
+  const auto it = members_.find(pid);
+  return it != members_.end() && it->second == stat.start;
 }
 
 bool ProcessTree::Contains(unsigned pid) {
   if (pid == reaper_) return false;
-  if (members_.contains(pid)) return true;
-  std::vector<unsigned> chain;
+  std::vector<std::pair<unsigned, unsigned long long>> chain;
   unsigned at = pid;
   for (int depth = 0; depth < kMaxDepth && at > 1 && at != reaper_; ++depth) {
-    if (members_.contains(at)) break;
-    chain.push_back(at);
-    std::optional<unsigned> parent = ParentOf(at);
-    if (!parent) return false;  // gone, or not a process
-    at = *parent;
+    std::optional<ProcStat> stat = StatOf(at);
+    if (!stat) {
+      // Gone: a member whose parent exited between looks still counts.
+      if (chain.empty() || !members_.contains(at)) return false;
+      break;
+    }
+    if (Known(at, *stat)) break;
+    members_.erase(at);  // a member's pid given to a later process, if it was one
+    chain.push_back({at, stat->start});
+    at = stat->parent;
   }
   if (at != reaper_ && !members_.contains(at)) return false;
-  members_.insert(chain.begin(), chain.end());
+  for (const auto& [member, start] : chain) members_[member] = start;
   return true;
 }
 

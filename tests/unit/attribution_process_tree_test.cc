@@ -12,6 +12,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A /proc/<pid>/stat line: fields 1-22 (start time last) and a few more.
+std::string StatLine(unsigned pid, const std::string& comm, unsigned ppid,
+                     unsigned long long start) {
+  return std::to_string(pid) + " (" + comm + ") S " + std::to_string(ppid) + " " +
+         std::to_string(pid) + " 1 0 -1 4194304 100 0 0 0 5 1 0 0 20 0 1 0 " +
+         std::to_string(start) + " 123456 789 18446744073709551615";
+}
+
 class FakeProc {
  public:
   FakeProc() : root_(fs::temp_directory_path() / ("proc-tree-" + std::to_string(getpid()))) {
@@ -19,10 +27,10 @@ class FakeProc {
   }
   ~FakeProc() { fs::remove_all(root_); }
   // A process `pid` named `comm` whose parent is `ppid`, of user `uid`.
-  void Add(unsigned pid, unsigned ppid, const std::string& comm = "python3", unsigned uid = 0) {
+  void Add(unsigned pid, unsigned ppid, const std::string& comm = "python3", unsigned uid = 0,
+           unsigned long long start = 1000) {
     fs::create_directories(root_ / std::to_string(pid));
-    std::ofstream(root_ / std::to_string(pid) / "stat")
-        << pid << " (" << comm << ") S " << ppid << " " << pid << " 1 0 -1\n";
+    std::ofstream(root_ / std::to_string(pid) / "stat") << StatLine(pid, comm, ppid, start) << "\n";
     std::ofstream(root_ / std::to_string(pid) / "status")
         << "Name:\t" << comm << "\nUid:\t" << uid << "\t" << uid << "\t" << uid << "\t" << uid
         << "\n";
@@ -35,11 +43,18 @@ class FakeProc {
 };
 
 TEST(ProcessTree, ParsesStatAndStatus) {
-  EXPECT_EQ(ParseParentPid("4242 (python3) S 4241 4242 1"), 4241u);
+  std::optional<ProcStat> stat = ParseStat(StatLine(4242, "python3", 4241, 98765));
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->parent, 4241u);
+  EXPECT_EQ(stat->start, 98765u);
   // A command name with spaces and ')' in it.
-  EXPECT_EQ(ParseParentPid("77 (my (odd) name) R 12 77 1"), 12u);
-  EXPECT_EQ(ParseParentPid("garbage"), std::nullopt);
-  EXPECT_EQ(ParseParentPid(""), std::nullopt);
+  stat = ParseStat(StatLine(77, "my (odd) name) x", 12, 5));
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->parent, 12u);
+  EXPECT_EQ(stat->start, 5u);
+  EXPECT_EQ(ParseStat("4242 (python3) S 4241 4242 1"), std::nullopt);  // cut short
+  EXPECT_EQ(ParseStat("garbage"), std::nullopt);
+  EXPECT_EQ(ParseStat(""), std::nullopt);
   EXPECT_EQ(ParseRealUid("Name:\tx\nUid:\t1001\t1001\t1001\t1001\nGid:\t5\n"), 1001u);
   EXPECT_EQ(ParseRealUid("Name:\tx\n"), std::nullopt);
 }
@@ -62,6 +77,18 @@ TEST(ProcessTree, ChildrenGrandchildrenAndOrphansAreMembers) {
   EXPECT_TRUE(tree.Contains(500));
   EXPECT_EQ(tree.UserOf(300), "root");
   EXPECT_EQ(tree.UserOf(999), "");
+}
+
+TEST(ProcessTree, AReusedPidIsJudgedAfresh) {
+  FakeProc proc;
+  proc.Add(200, 1, "gpuscope");
+  proc.Add(300, 200, "python3", 0, 1000);
+  ProcessTree tree(200, proc.root());
+  EXPECT_TRUE(tree.Contains(300));
+  // 300 exits; the kernel gives its pid to another user's process later.
+  proc.Remove(300);
+  proc.Add(300, 1, "other", 1001, 5000);
+  EXPECT_FALSE(tree.Contains(300));
 }
 
 TEST(ProcessTree, ParentLoopEnds) {
