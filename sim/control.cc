@@ -10,6 +10,8 @@
 #include <sstream>
 #include <vector>
 
+#include "attach.h"
+
 namespace gpuscope::sim {
 namespace {
 
@@ -93,6 +95,8 @@ Status ApplyControlCommand(Sim& sim, const std::string& line) {
   if (w.empty() || w[0][0] == '#') return Status::Ok();
   if (w[0] == "inject") return Inject(sim, w);
   if (w[0] == "clear") return Clear(sim, w);
+  if (w[0] == "attach") return AttachCommand(sim, w);
+  if (w[0] == "detach") return DetachCommand(sim, w);
   if (w[0] == "stats" && w.size() == 2) return WriteStats(sim, w[1]);
   if (w[0] == "freeze" && w.size() == 2) {
     char* end = nullptr;
@@ -124,6 +128,7 @@ void ControlChannel::Run() {
 }
 
 void ControlChannel::Poll() {
+  ReapExitedAttachments(*sim_);
   std::ifstream in(path_, std::ios::binary);
   if (!in) return;
   in.seekg(0, std::ios::end);

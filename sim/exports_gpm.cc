@@ -160,7 +160,7 @@ InstanceRegistry& Instances() {
 }
 
 bool InstanceWorks(const DeviceCall& c, int instance) {
-  for (const ProcessSpec& p : c.spec().processes) {
+  for (const ProcessSpec& p : c.sim->Processes(c.gpu)) {
     if (p.gpu_instance == instance && c.now >= p.start && c.now < p.end) return true;
   }
   return false;

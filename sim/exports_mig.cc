@@ -37,7 +37,7 @@ bool OnList(const ProcessSpec& p, ProcessList list) {
 std::vector<ProcessView> Processes(const DeviceCall& c, ProcessList list) {
   std::vector<ProcessView> out;
   const GpuSpec& spec = c.spec();
-  for (const ProcessSpec& p : spec.processes) {
+  for (const ProcessSpec& p : c.sim->Processes(c.gpu)) {
     if (c.now < p.start || c.now >= p.end || !OnList(p, list)) continue;
     if (c.mig >= 0 && p.gpu_instance != c.mig) continue;
     ProcessView v{p.pid, static_cast<unsigned long long>(p.used_memory_gib * 1073741824.0),

@@ -157,7 +157,7 @@ SIM_EXPORT nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char* name, u
   if (nvmlReturn_t r = BeginCall(kFn_nvmlSystemGetProcessName, &sim)) return r;
   if (!name || len == 0) return rc::kInvalidArgument;
   for (unsigned g = 0; g < sim->gpu_count(); ++g) {
-    for (const ProcessSpec& p : sim->spec(g).processes) {
+    for (const ProcessSpec& p : sim->Processes(g)) {
       if (p.pid != pid) continue;
       // Truncates like the driver does.
       std::strncpy(name, p.name.c_str(), len - 1);

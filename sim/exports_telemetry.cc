@@ -23,7 +23,7 @@ struct MemoryFigures {
 MemoryFigures Memory(const DeviceCall& c) {
   if (const MigInstanceSpec* m = c.mig_instance()) {
     auto total = static_cast<unsigned long long>(m->profile->memory_mib * kMiB);
-    double used = ProcessMemoryAt(c.spec(), c.now, c.mig);
+    double used = ProcessMemoryAt(c.sim->Processes(c.gpu), c.now, c.mig);
     return {total, 0, std::min(total, static_cast<unsigned long long>(used))};
   }
   const Preset& p = c.preset();

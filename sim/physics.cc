@@ -142,7 +142,8 @@ void Operate(const PhysicsInput& in, const Effects& e, const Activity& a, GpuSta
 void UpdateMemory(const PhysicsInput& in, const Effects& e, double t, GpuState& s, double dt) {
   const Preset& p = *in.spec.preset;
   double capacity = (p.memory_total_mib - p.memory_reserved_mib) * kMiB;
-  double base = std::max(s.act.memory_gib * kGiB, ProcessMemoryAt(in.spec, t, -1));
+  double attached = in.attached ? ProcessMemoryAt(*in.attached, t, -1) : 0;
+  double base = std::max(s.act.memory_gib * kGiB, ProcessMemoryAt(in.spec, t, -1) + attached);
   s.leak_bytes = e.leaking ? s.leak_bytes + e.leak_rate * dt : 0;
   s.leak_bytes = std::clamp(s.leak_bytes, 0.0, std::max(0.0, capacity - base));
   s.memory_used = std::min(capacity, base + s.leak_bytes);
@@ -202,6 +203,21 @@ void Integrate(const PhysicsInput& in, const Effects& e, double t, GpuState& s, 
   UpdateGpm(s, dt);
 }
 
+// The workload's activity at t, raised to the SM use of the attached
+// processes alive then (their sm_share summed, at most 1).
+Activity WorkloadAt(const PhysicsInput& in, double t, int64_t step) {
+  Activity a = EvaluateWorkload(in.spec.workload, t, in.seed, in.gpu, step);
+  if (!in.attached) return a;
+  double sm = 0;
+  for (const ProcessSpec& p : *in.attached) {
+    if (p.start <= t && t < p.end) sm += p.sm_share;
+  }
+  sm = std::min(1.0, sm);
+  a.util = std::max(a.util, sm), a.sm = std::max(a.sm, sm);
+  a.occupancy = std::max(a.occupancy, sm / 2), a.dram = std::max(a.dram, sm / 3);
+  return a;
+}
+
 void CollectOnsets(const PhysicsInput& in, GpuState& s, std::vector<size_t>* onsets) {
   for (size_t i = 0; i < in.faults.size(); ++i) {
     if (StepAt(in.faults[i].at) != s.step) continue;
@@ -223,8 +239,12 @@ double GpuState::PowerAverageW() const {
 bool FaultActiveAt(const FaultSpec& f, double t) { return f.at <= t && t < f.until; }
 
 double ProcessMemoryAt(const GpuSpec& spec, double t, int gpu_instance) {
+  return ProcessMemoryAt(spec.processes, t, gpu_instance);
+}
+
+double ProcessMemoryAt(const std::vector<ProcessSpec>& processes, double t, int gpu_instance) {
   double sum = 0;
-  for (const ProcessSpec& p : spec.processes) {
+  for (const ProcessSpec& p : processes) {
     if (t < p.start || t >= p.end) continue;
     if (gpu_instance >= 0 && p.gpu_instance != gpu_instance) continue;
     sum += p.used_memory_gib * kGiB;
@@ -236,7 +256,7 @@ GpuState InitialState(const PhysicsInput& in, std::vector<size_t>* onsets) {
   GpuState s;
   s.step = 0;
   Effects e = ActiveEffects(in, 0);
-  Operate(in, e, EvaluateWorkload(in.spec.workload, 0, in.seed, in.gpu, 0), s);
+  Operate(in, e, WorkloadAt(in, 0, 0), s);
   // A board starts from its normal steady state; a cooling failure present
   // from t = 0 then heats it visibly instead of starting it hot.
   Effects normal = e;
@@ -263,7 +283,7 @@ void Step(const PhysicsInput& in, GpuState& s, std::vector<size_t>* onsets) {
     s.hbm_ratio = SlowdownRatio(s.hbm_ratio, s.mem_temp_c >= p.temp_mem_max,
                                 s.mem_temp_c < p.temp_mem_max - 1.0);
   }
-  Operate(in, e, EvaluateWorkload(in.spec.workload, t, in.seed, in.gpu, s.step), s);
+  Operate(in, e, WorkloadAt(in, t, s.step), s);
   Integrate(in, e, t, s, kStepSeconds);
   ++s.step;
   CollectOnsets(in, s, onsets);

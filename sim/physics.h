@@ -86,6 +86,9 @@ struct PhysicsInput {
   uint64_t seed;
   unsigned gpu;
   const std::vector<FaultSpec>& faults;
+  // Live processes attached at run time (Sim::Attach): their SM share raises
+  // the activity and their memory counts, from start to end.
+  const std::vector<ProcessSpec>* attached = nullptr;
 };
 
 // The state at step 0 (thermal steady state for the load at t = 0), with the
@@ -102,6 +105,7 @@ void ApplyOnset(const PhysicsInput& in, const FaultSpec& f, GpuState& s);
 // Bytes of memory held by the processes of `spec` alive at t (gpu_instance:
 // -1 all, else that MIG instance only).
 double ProcessMemoryAt(const GpuSpec& spec, double t, int gpu_instance);
+double ProcessMemoryAt(const std::vector<ProcessSpec>& processes, double t, int gpu_instance);
 
 bool FaultActiveAt(const FaultSpec& f, double t);
 

@@ -116,7 +116,7 @@ void Sim::Announce(unsigned g, Gpu& gpu, const std::vector<size_t>& onsets) {
 }
 
 void Sim::AdvanceLocked(unsigned g, Gpu& gpu, int64_t target) {
-  PhysicsInput in{gpu.spec, scenario_.seed, g, gpu.faults};
+  PhysicsInput in{gpu.spec, scenario_.seed, g, gpu.faults, &gpu.attached};
   std::vector<size_t> onsets;
   if (gpu.cache.step < 0 || gpu.cache.step > target) {
     gpu.cache = InitialState(in, &onsets);

@@ -67,13 +67,25 @@ class Sim {
   // Ends g's active faults of that kind (all kinds when empty) now.
   void Clear(unsigned g, std::optional<FaultKind> kind);
 
+  // A live process of this host shown as a GPU process of g from now on
+  // (control `attach`, sim/attach.cc): p.start is overwritten, p.end is
+  // forever until Detach. Its memory and SM share count like a scenario's.
+  void Attach(unsigned g, ProcessSpec p);
+  // Ends every attachment of pid now (it exited, or control `detach`).
+  void Detach(unsigned pid);
+  // The pids attached and not yet detached, on any GPU.
+  std::vector<unsigned> AttachedPids() const;
+  // GPU g's processes: the scenario's, then the attached ones (a copy).
+  std::vector<ProcessSpec> Processes(unsigned g) const;
+
  private:
   struct Gpu {
     GpuSpec spec;
     Identity id;
-    std::mutex mu;
+    mutable std::mutex mu;
     std::vector<FaultSpec> faults;  // guarded by mu
     std::vector<bool> announced;    // events already fired, per fault
+    std::vector<ProcessSpec> attached;  // guarded by mu; Attach order
     GpuState cache;                 // guarded by mu
   };
   template <typename F>

@@ -9,6 +9,7 @@
 #include "cli/health_command.h"
 #include "cli/query_command.h"
 #include "cli/report_command.h"
+#include "cli/run_command.h"
 #include "cli/serve.h"
 #include "cli/summary.h"
 #include "cli/top.h"
@@ -33,6 +34,7 @@ constexpr Command kCommands[] = {
   {"top",      "Live per-GPU and per-process view.",                          RunTop},
   {"baseline", "Per-workload baselines from Prometheus; `baseline rules`.",  RunBaseline},
   {"report",  "What a job used and wasted: report job|pod|workload|tenants.", RunReport},
+  {"run",     "Run a command; at its exit, report its GPU use: run -- CMD ARGS.", RunRun},
   {"docs",    "Generated reference: docs metrics|configuration (Markdown).",  RunDocs},
   {"version", "Version and build information.",                                 RunVersion},
   {"help",    "This list.",                                                     RunHelp},

@@ -39,6 +39,10 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
   std::vector<std::string> rest;
   for (std::size_t i = 0; i < args->size(); ++i) {
     std::string_view arg = (*args)[i];
+    if (arg == "--") {  // the rest is another program's (`gpuscope run -- CMD`)
+      rest.insert(rest.end(), args->begin() + static_cast<std::ptrdiff_t>(i), args->end());
+      break;
+    }
     if (arg == "--kubernetes") {
       a.kubernetes = true;
       continue;

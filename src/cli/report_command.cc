@@ -22,17 +22,6 @@ bool IsHolderKind(const std::string& what) {
   return what == "job" || what == "pod" || what == "workload";
 }
 
-Result<jobs::NoteThresholds> LoadThresholds(const std::string& path) {
-  if (path.empty()) return jobs::NoteThresholds{};
-  std::ifstream in(path);
-  if (!in) return Status::NotFound("--thresholds: cannot read " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  Result<jobs::NoteThresholds> parsed = jobs::ParseThresholds(text.str());
-  if (!parsed.ok()) return parsed.status().Context(path);
-  return parsed;
-}
-
 // Each usage checked (jobs::CheckUsage): the source is the network.
 Status CheckAll(const std::vector<jobs::JobUsage>& usages, const std::string& source) {
   for (const jobs::JobUsage& u : usages) {
@@ -204,6 +193,17 @@ Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresho
 }
 
 }  // namespace
+
+Result<jobs::NoteThresholds> LoadThresholds(const std::string& path) {
+  if (path.empty()) return jobs::NoteThresholds{};
+  std::ifstream in(path);
+  if (!in) return Status::NotFound("--thresholds: cannot read " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  Result<jobs::NoteThresholds> parsed = jobs::ParseThresholds(text.str());
+  if (!parsed.ok()) return parsed.status().Context(path);
+  return parsed;
+}
 
 Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   ReportArgs out;

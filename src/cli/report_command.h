@@ -24,6 +24,7 @@
 #include "baseline/prom_client.h"
 #include "cli/commands.h"
 #include "gpuscope/status.h"
+#include "jobs/report.h"
 
 namespace gpuscope::cli {
 
@@ -43,6 +44,8 @@ struct ReportArgs {
 // Parses the arguments after `report` (common options already removed).
 Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args);
 std::string ReportUsage();
+// A --thresholds file (jobs::ParseThresholds); the built-in ones for "".
+Result<jobs::NoteThresholds> LoadThresholds(const std::string& path);
 Status RunReport(Invocation& inv);
 
 }  // namespace gpuscope::cli

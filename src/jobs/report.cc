@@ -201,6 +201,7 @@ constexpr ThresholdKey kThresholdKeys[] = {
     {"idle_held_min_seconds", &NoteThresholds::idle_held_min_seconds},
     {"throttled_min_ratio", &NoteThresholds::throttled_min_ratio},
     {"memory_near_capacity_ratio", &NoteThresholds::memory_near_capacity_ratio},
+    {"first_kernel_min_seconds", &NoteThresholds::first_kernel_min_seconds},
 };
 
 // Null when unknown (ordered: the --json contract's key order).
@@ -462,6 +463,10 @@ std::string ReportMarkdown(const Report& report) {
   out += "\n";
   for (const GpuLine& g : r.gpus)
     out += "| " + fmt::format("{}", fmt::join(Cells(g), " | ")) + " |\n";
+  if (!r.findings.empty()) out += "\n**Findings**\n\n";
+  for (const FindingSeen& f : r.findings) {
+    out += fmt::format("- {} on {}: {} .. {}\n", f.kind, f.device_key, Utc(f.first), Utc(f.last));
+  }
   out += r.notes.empty() ? "\nNo notes: the job used what it asked for.\n" : "\n**Notes**\n\n";
   for (const Note& n : r.notes) out += "- " + n.text + "\n";
   return out;

@@ -42,6 +42,7 @@ struct NoteThresholds {
   double idle_held_min_seconds = 300;        // idle_held: and at least this long
   double throttled_min_ratio = 0.05;         // throttled: share of the time held
   double memory_near_capacity_ratio = 0.95;  // memory_near_capacity: peak / total
+  double first_kernel_min_seconds = 10;      // first_kernel_late (gpuscope run): at least this
 };
 
 // A thresholds YAML (`key: number` per field above; unknown keys are errors,

@@ -161,10 +161,11 @@ TEST(JobReport, ShippedThresholdsFileIsTheDefaults) {
   EXPECT_EQ(t->idle_held_min_seconds, d.idle_held_min_seconds);
   EXPECT_EQ(t->throttled_min_ratio, d.throttled_min_ratio);
   EXPECT_EQ(t->memory_near_capacity_ratio, d.memory_near_capacity_ratio);
+  EXPECT_EQ(t->first_kernel_min_seconds, d.first_kernel_min_seconds);
   const std::string all = text.str();
   for (const char* key : {"unused_busy_ratio:", "mig_max_sm_active_ratio:", "mig_memory_headroom:",
                           "idle_held_min_ratio:", "idle_held_min_seconds:", "throttled_min_ratio:",
-                          "memory_near_capacity_ratio:"}) {
+                          "memory_near_capacity_ratio:", "first_kernel_min_seconds:"}) {
     EXPECT_NE(all.find(key), std::string::npos) << key;
   }
 }
