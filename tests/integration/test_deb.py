@@ -79,6 +79,11 @@ EXPECTED_FILES = ["./usr/bin/gpuscope", "./usr/lib/gpuscope/libgpuscope-grpc.so"
 CONFFILES = ["/etc/gpuscope/gpuscope.yaml", "/etc/gpuscope/report-thresholds.yaml"]
 
 
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+
 def build_deb(workdir):
     root = os.path.join(workdir, "root")
     stage(root)
@@ -166,8 +171,8 @@ def check_man_page(binary, x):
         if own.returncode == 0:  # else the section is the command's summary line
             check(own.stdout.strip() in section.group(1),
                   "the man page's %s section is not its --help" % command)
-    completion = open(os.path.join(x, "usr", "share", "bash-completion", "completions",
-                                   "gpuscope")).read()
+    completion = read(os.path.join(x, "usr", "share", "bash-completion", "completions",
+                                   "gpuscope"))
     check(all(c in completion for c in commands), "bash completion lacks a command")
     p = subprocess.run(["bash", "-n", "-c", completion])
     check(p.returncode == 0, "the bash completion does not parse")
@@ -179,7 +184,7 @@ def check_runbook_urls(x):
     share = os.path.join(x, "usr", "share", "gpuscope")
     alerts = 0
     for path in glob.glob(os.path.join(share, "prometheus", "rules", "*.yml")):
-        for group in yaml.safe_load(open(path)).get("groups", []):
+        for group in yaml.safe_load(read(path)).get("groups", []):
             for rule in group["rules"]:
                 url = rule.get("annotations", {}).get("runbook_url")
                 if "alert" not in rule or url is None:
@@ -190,7 +195,7 @@ def check_runbook_urls(x):
                 check(os.path.isfile(os.path.join(share, "runbooks", name)),
                       "%s links %s, which the package lacks" % (rule["alert"], url))
     check(alerts > 20, "only %d alerts with a runbook_url" % alerts)
-    kube = open(os.path.join(share, "kubernetes", "prometheusrule.yaml")).read()
+    kube = read(os.path.join(share, "kubernetes", "prometheusrule.yaml"))
     check("github.com" not in kube and RUNBOOK_URL_BASE in kube, "the PrometheusRule's links")
 
 
@@ -199,7 +204,7 @@ def newer_build(deb, workdir):
     tree = os.path.join(workdir, "newer")
     subprocess.run(["dpkg-deb", "-R", deb, tree], check=True)
     control = os.path.join(tree, "DEBIAN", "control")
-    text = open(control).read()
+    text = read(control)
     text = re.sub(r"^Version: (.*)$", r"Version: \1+upgrade1", text, flags=re.M)
     with open(control, "w") as f:
         f.write(text)
