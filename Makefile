@@ -90,7 +90,8 @@ dist: build
 # the Release build done and this configuration cannot regress.
 STAGE := build/stage
 stage: setup
-	GPUSCOPE_CMAKE_ARGS="$(WERROR)" scripts/stage-image.sh $(STAGE) build/image
+	GPUSCOPE_CMAKE_ARGS="$(WERROR) $(if $(RUNBOOK_URL_BASE),-DGPUSCOPE_RUNBOOK_URL_BASE=$(RUNBOOK_URL_BASE))" \
+	  scripts/stage-image.sh $(STAGE) build/image
 
 deb: stage
 	scripts/build-deb.sh $(STAGE) dist

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
 # Builds the Debian package from a tree that scripts/stage-image.sh installed:
 # OUT_DIR/gpuscope_<version>_<arch>.deb with /usr/bin/gpuscope, the modules and
-# the simulator under /usr/lib/gpuscope, the systemd unit of deploy/systemd
-# (pointed at /usr/bin and the gpuscope system user that postinst makes), the
-# conffile /etc/gpuscope/gpuscope.yaml, Depends computed by dpkg-shlibdeps, and
-# the copyright and changelog under /usr/share/doc/gpuscope.
+# the simulator under /usr/lib/gpuscope, the Slurm prolog and epilog under
+# /usr/lib/gpuscope/slurm, the rules, PrometheusRule, dashboards, runbooks and
+# example scrape configs under /usr/share/gpuscope, the man page and shell
+# completions (all from cmake/install_share.cmake), the systemd unit of
+# deploy/systemd (pointed at /usr/bin and the gpuscope system user that
+# postinst makes), the conffiles /etc/gpuscope/gpuscope.yaml and
+# report-thresholds.yaml, Depends computed by dpkg-shlibdeps, the copyright
+# and changelog under /usr/share/doc/gpuscope, and lintian overrides (each
+# with its reason) from deploy/debian/lintian-overrides.
 #
 #   scripts/build-deb.sh STAGED_ROOT OUT_DIR        (make deb: build/stage, dist)
 set -euo pipefail
@@ -24,6 +29,17 @@ root="$pkg/root"
 
 cp -a "$staged" "$root"
 install -D -m 0644 "$repo/deploy/debian/gpuscope.yaml" "$root/etc/gpuscope/gpuscope.yaml"
+# The thresholds a site tunes for `gpuscope report` (the epilog's
+# GPUSCOPE_REPORT_ARGS="--thresholds /etc/gpuscope/report-thresholds.yaml").
+install -m 0644 "$root/usr/share/gpuscope/reports/thresholds.yaml" \
+  "$root/etc/gpuscope/report-thresholds.yaml"
+for f in usr/share/man/man1/gpuscope.1.gz usr/share/bash-completion/completions/gpuscope \
+         usr/lib/gpuscope/slurm/gpuscope-prolog \
+         usr/share/gpuscope/prometheus/rules/gpu-health.yml; do
+  [ -f "$root/$f" ] || { echo "build-deb: the staged tree lacks /$f" >&2; exit 1; }
+done
+install -D -m 0644 "$repo/deploy/debian/lintian-overrides" \
+  "$root/usr/share/lintian/overrides/gpuscope"
 # The unit of deploy/systemd, for a packaged install: the binary in /usr/bin
 # with the conffile, and the fixed system user instead of DynamicUser.
 install -d "$root/lib/systemd/system"
@@ -83,9 +99,12 @@ Description: GPU observability agent for AI/ML clusters (NVIDIA)
  Prometheus metrics on :9400 without DCGM, nvidia-smi's query CSV byte for
  byte, health checks with runbooks, a diagnosis of bottlenecks (compute,
  memory, thermal and power throttling, interconnect, idle) and a live web page.
- It includes an NVML simulator for trying it on machines without a GPU.
+ It includes an NVML simulator for trying it on machines without a GPU, the
+ Slurm prolog and epilog, and the Prometheus rules, Grafana dashboards and
+ runbooks under /usr/share/gpuscope.
 CONTROL
-echo /etc/gpuscope/gpuscope.yaml >"$root/DEBIAN/conffiles"
+printf '%s\n' /etc/gpuscope/gpuscope.yaml /etc/gpuscope/report-thresholds.yaml \
+  >"$root/DEBIAN/conffiles"
 install -m 0755 "$repo"/deploy/debian/{postinst,prerm,postrm} "$root/DEBIAN/"
 (cd "$root" && find . -path ./DEBIAN -prune -o -type f -printf '%P\0' | sort -z |
    xargs -0 md5sum) >"$root/DEBIAN/md5sums"

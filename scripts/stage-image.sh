@@ -7,6 +7,9 @@
 #   DESTDIR/usr/bin/gpuscope
 #   DESTDIR/usr/lib/gpuscope/libgpuscope-*.so         (kubelet/CRI gRPC, HTTP client, OTLP)
 #   DESTDIR/usr/lib/gpuscope/sim/libnvidia-ml.so.1    (the NVML simulator) and scenarios/
+#   DESTDIR/usr/lib/gpuscope/slurm/                   (the Slurm prolog and epilog)
+#   DESTDIR/usr/share/gpuscope/                       (rules, dashboards, runbooks, examples)
+#   DESTDIR/usr/share/man/man1/gpuscope.1.gz and the bash and zsh completions
 #
 #   scripts/stage-image.sh DESTDIR [BUILD_DIR]      (BUILD_DIR default: build/image)
 # More configure flags in GPUSCOPE_CMAKE_ARGS (the Makefile adds
@@ -22,7 +25,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 read -r -a extra <<<"${GPUSCOPE_CMAKE_ARGS:-}"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release \
   -DGPUSCOPE_GIT_COMMIT="${GPUSCOPE_GIT_COMMIT:-}" "${extra[@]}" >/dev/null
-cmake --build "$build" --target gpuscope -j"$(nproc)"
+cmake --build "$build" --target gpuscope gpuscope_manpage -j"$(nproc)"
 rm -rf "$dest"
 DESTDIR="$dest" cmake --install "$build" --prefix /usr --strip >/dev/null
 echo "stage-image: $dest ($(du -sh "$dest" | cut -f1))"

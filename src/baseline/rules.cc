@@ -12,7 +12,8 @@ namespace {
 constexpr int kAggregatesPerDay = 24 * 60 / 5;
 // IQR / 1.349 is the standard deviation for normal data, and ignores outliers.
 constexpr double kIqrToSigma = 1.349;
-constexpr std::string_view kDocs = "https://github.com/gpuscope/gpuscope/blob/main/docs/";
+// The build's runbook address (GPUSCOPE_RUNBOOK_URL_BASE, cmake/install_share.cmake).
+constexpr std::string_view kRunbooks = GPUSCOPE_RUNBOOK_URL_BASE;
 constexpr std::string_view kOn = "on (namespace, workload, hpc_job, model, signal)";
 
 std::string Indent(const std::string& text, int spaces) {
@@ -185,9 +186,11 @@ std::string Annotations(const RuleOptions& o, const Signal& s) {
       Query(fmt::format("last_over_time({}[10m])", Keyed(SeriesName("avg5m", 0), s)), s.unit));
   add("deviation", fmt::format("{{{{ $value | printf \"%+.1f\" }}}} spreads (alert at {}{})",
                                falling ? "-" : "+", o.k));
-  // Extra signals share the baselines page; the defaults have a runbook each.
-  add("runbook_url", s.alert.empty() ? std::string(kDocs) + "baselines.md#alerts-on-extra-signals"
-                                     : std::string(kDocs) + "runbooks/" + AlertName(s) + ".md");
+  // Extra signals share the baselines page (installed beside the runbooks); the
+  // defaults have a runbook each.
+  add("runbook_url",
+      std::string(kRunbooks) +
+          (s.alert.empty() ? "baselines.md#alerts-on-extra-signals" : AlertName(s) + ".md"));
   return out;
 }
 

@@ -113,8 +113,9 @@ std::string Fault::Describe() const {
   return fmt::format("{} on GPU {} ({})", TriggerOf(finding).what, gpu, uuid);
 }
 
+// The runbooks' address is the build's (cmake/install_share.cmake), as in the alert rules.
 std::string Fault::Runbook() const {
-  return std::string(kRunbookBase) + std::string(TriggerOf(finding).runbook);
+  return std::string(GPUSCOPE_RUNBOOK_URL_BASE) + std::string(TriggerOf(finding).runbook);
 }
 
 std::vector<Fault> FindFaults(const health::HealthReport& report, const Snapshot& snapshot,

@@ -53,9 +53,6 @@ struct Trigger {
   std::string_view runbook;  // the file under docs/runbooks/
 };
 
-inline constexpr std::string_view kRunbookBase =
-    "https://github.com/gpuscope/gpuscope/blob/main/docs/runbooks/";
-
 inline constexpr std::array<Trigger, 12> kTriggers = {{
     {Finding::kXid79, "xid_79", "XID 79", true, "GpuFallenOffBus.md"},
     {Finding::kGpuLost, "gpu_lost", "GPU lost", true, "GpuFallenOffBus.md"},

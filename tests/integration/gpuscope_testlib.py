@@ -55,6 +55,11 @@ ALERTMANAGER = shutil.which("prometheus-alertmanager") or "/usr/bin/prometheus-a
 RULES_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "rules")
 RULE_TESTS_DIR = os.path.join(SOURCE_DIR, "deploy", "prometheus", "tests")
 RUNBOOKS = os.path.join(SOURCE_DIR, "docs", "runbooks")
+# Where the committed rules link the runbooks: the build's default
+# GPUSCOPE_RUNBOOK_URL_BASE (cmake/install_share.cmake), the installed copy.
+with open(os.path.join(SOURCE_DIR, "cmake", "install_share.cmake")) as _f:
+    RUNBOOK_URL_BASE = re.search(r'set\(GPUSCOPE_DEFAULT_RUNBOOK_URL_BASE "([^"]+)"\)',
+                                 _f.read()).group(1)
 
 
 # ctest's SKIP_RETURN_CODE for every integration test (CMakeLists.txt).
@@ -483,7 +488,7 @@ class AlertRuleFileChecks:
             if name not in node_level:
                 self.assertIn("$labels.gpu", ann["description"], name)
             url = ann["runbook_url"]
-            self.assertTrue(url.endswith("/docs/runbooks/%s.md" % name), url)
+            self.assertEqual(url, RUNBOOK_URL_BASE + name + ".md")
             path = os.path.join(RUNBOOKS, name + ".md")
             self.assertTrue(os.path.isfile(path), "missing runbook " + path)
             runbooks[name] = path

@@ -20,7 +20,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, GPUSCOPE, SOURCE_DIR, need, need_tool,  # noqa: E402
-                              run, main, wait_until)
+                              RUNBOOK_URL_BASE, run, main, wait_until)
 
 A100 = "NVIDIA A100-SXM4-80GB"
 H100 = "NVIDIA H100 80GB HBM3"
@@ -79,8 +79,8 @@ class BaselineHistoryTest(unittest.TestCase):
         self.assertIn("sim-node:9400 GPU 4", sm["description"])
         temp = alerts["GpuWorkloadTemperatureAboveBaseline"]["annotations"]
         self.assertRegex(temp["current"], r"^(6\d|7\d)\.\d C$")
-        self.assertTrue(temp["runbook_url"].endswith(
-            "/docs/runbooks/GpuWorkloadTemperatureAboveBaseline.md"))
+        self.assertEqual(temp["runbook_url"],
+                         RUNBOOK_URL_BASE + "GpuWorkloadTemperatureAboveBaseline.md")
 
     def test_moved_workload_has_a_fresh_a100_baseline_warming_up(self):
         warm = {(r["metric"]["model"], r["metric"]["signal"]): float(r["value"][1])

@@ -11,8 +11,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, RULE_TESTS_DIR, RULES_DIR, RUNBOOKS,  # noqa: E402
-                              AlertRuleFileChecks, need, need_tool, promtool, run,
-                              main)
+                              AlertRuleFileChecks, RUNBOOK_URL_BASE, need, need_tool, promtool,
+                              run, main)
 
 
 class BaselineRulesTest(AlertRuleFileChecks, unittest.TestCase):
@@ -35,7 +35,7 @@ class BaselineRulesTest(AlertRuleFileChecks, unittest.TestCase):
             for key in ("summary", "description", "baseline", "current", "deviation"):
                 self.assertTrue(ann.get(key), "%s: %s" % (name, key))
             self.assertIn("warming_up_14d", a["expr"], name)
-            self.assertTrue(ann["runbook_url"].endswith("/docs/runbooks/%s.md" % name))
+            self.assertEqual(ann["runbook_url"], RUNBOOK_URL_BASE + name + ".md")
             with open(os.path.join(RUNBOOKS, name + ".md")) as f:
                 text = f.read()
             for section in ("## What it means", "## How to confirm", "## What to do"):

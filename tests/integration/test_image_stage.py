@@ -11,7 +11,10 @@ Debian 12 host, then the runtime stage's promises checked on what it staged:
 - no binary carries a build-tree rpath;
 - the binary runs as the image's USER (uid 10001) with no capabilities and an
   empty environment: `--version` names a semantic version and a commit, and
-  `serve --simulate` answers /metrics, without a warning.
+  `serve --simulate` answers /metrics, without a warning;
+- the image carries what a Kubernetes user copies out (issue 45): under
+  /usr/share/gpuscope every rule file, the PrometheusRule, every dashboard
+  and every runbook of the repository, readable by the image's USER.
 
 What only a Docker host shows (the image builds, the NVIDIA runtime injects
 NVML) is listed in deploy/README.md. Env: GPUSCOPE_SOURCE_DIR. About 20 s
@@ -79,6 +82,27 @@ def owner(path):
     raise AssertionError("no package ships %s" % path)
 
 
+def check_share(root, uid):
+    """The repository's rules, dashboards and runbooks, all of them, under
+    usr/share/gpuscope; readable by uid (`kubectl cp` runs as the image's user)."""
+    share = os.path.join(root, "usr", "share", "gpuscope")
+    for source, staged, suffix in (("deploy/prometheus/rules", "prometheus/rules", ".yml"),
+                                   ("deploy/grafana/dashboards", "grafana/dashboards", ".json"),
+                                   ("docs/runbooks", "runbooks", ".md")):
+        check(os.path.isdir(os.path.join(share, staged)), "no %s under %s" % (staged, share))
+        want = sorted(f for f in os.listdir(os.path.join(SOURCE_DIR, source))
+                      if f.endswith(suffix))
+        have = sorted(f for f in os.listdir(os.path.join(share, staged)) if f.endswith(suffix))
+        missing = sorted(set(want) - set(have))
+        check(want and not missing, "%s lacks %s" % (staged, missing))
+    check(os.path.isfile(os.path.join(share, "kubernetes", "prometheusrule.yaml")),
+          "no PrometheusRule under " + share)
+    p = subprocess.run(["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",
+                        "find", share, "!", "-readable"], capture_output=True, text=True)
+    check(p.returncode == 0 and not p.stdout.strip(), "unreadable by uid %d: %s%s" %
+          (uid, p.stdout, p.stderr))
+
+
 def elf_files(root):
     found = []
     for folder, _, files in os.walk(root):
@@ -120,6 +144,7 @@ class ImageStageTest(unittest.TestCase):
             root = os.path.join(workdir, "root")
             binary = stage(root)
             check_libraries(root, allowed)
+            check_share(root, uid)
             # GnuTLS is loaded on first use (TLS, basic auth): no ELF file names it.
             check("libgnutls30" in allowed, "the runtime stage does not install libgnutls30")
             wrapper = ["setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups",

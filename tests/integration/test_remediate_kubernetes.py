@@ -89,7 +89,7 @@ class RemediateKubernetesTest(KubernetesCase):
         c = self.api.condition(NODE)
         check(c["reason"] == "GpuscopeXid79", c)
         check(c["message"].startswith("gpuscope: XID 79 on GPU 1 (GPU-") and
-              c["message"].endswith("/docs/runbooks/GpuFallenOffBus.md"), c)
+              c["message"].endswith("/runbooks/GpuFallenOffBus.md"), c)
         wait_until(lambda: OUR_TAINT in self.api.taints(NODE), "taint")
         wait_action(s, "drain", "ok")
         check(self.api.holders() == [NODE], "the Lease holds the slot: %s" % self.api.holders())

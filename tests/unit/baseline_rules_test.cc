@@ -71,7 +71,7 @@ TEST(BaselineRules, ExtraSignalAndWindow) {
   EXPECT_THAT(text, HasSubstr("gpuscope:workload_signal:p50_28d"));
   EXPECT_THAT(text, HasSubstr("< bool 2880"));
   EXPECT_THAT(text, HasSubstr(") > 4\n"));
-  EXPECT_THAT(text, HasSubstr("docs/baselines.md#alerts-on-extra-signals"));
+  EXPECT_THAT(text, HasSubstr("/runbooks/baselines.md#alerts-on-extra-signals"));
 }
 
 TEST(BaselineSignals, ParseErrorsNameTheProblem) {

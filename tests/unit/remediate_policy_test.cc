@@ -41,7 +41,7 @@ Decision Cycle(PolicyState& s, const std::vector<Fault>& faults, double now, con
 TEST(Reason, NamesFaultGpuUuidAndRunbook) {
   EXPECT_EQ(ReasonFor(kXid79, 4),
             "gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs "
-            "https://github.com/gpuscope/gpuscope/blob/main/docs/runbooks/GpuFallenOffBus.md");
+            "file:///usr/share/gpuscope/runbooks/GpuFallenOffBus.md");
   EXPECT_EQ(GpusInReason(ReasonFor(kXid79, 4)), 4u);
   EXPECT_EQ(GpusInReason(ReasonFor(kXid79, 0)), 0u);
   EXPECT_EQ(GpusInReason("alice: of 9 GPUs "), 0u);  // not ours

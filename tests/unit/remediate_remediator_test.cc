@@ -99,9 +99,9 @@ TEST(Remediator, DrainsOnceThenResumesAfterRecovery) {
   Rig rig(o);
   for (int i = 0; i < 10; ++i, rig.now += 1) rig.r->RunOnce(Cycle(true));
   ASSERT_EQ(rig.cluster.calls.size(), 1u);
-  EXPECT_EQ(
-      rig.cluster.calls[0].rfind("drain gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs https://", 0),
-      0u);
+  EXPECT_EQ(rig.cluster.calls[0].rfind("drain gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs ", 0),
+            0u);
+  EXPECT_TRUE(rig.cluster.calls[0].ends_with("/GpuFallenOffBus.md")) << rig.cluster.calls[0];
   EXPECT_EQ(rig.r->Count(Action::kDrain, Outcome::kDone), 1u);
   for (int i = 0; i < 10; ++i, rig.now += 1) rig.r->RunOnce(Cycle(false));
   ASSERT_EQ(rig.cluster.calls.size(), 2u);
