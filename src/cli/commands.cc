@@ -10,6 +10,7 @@
 #include "cli/query_command.h"
 #include "cli/report_command.h"
 #include "cli/serve.h"
+#include "cli/sim_clock.h"
 #include "cli/summary.h"
 #include "cli/top.h"
 #include "cli/version.h"
@@ -122,8 +123,9 @@ std::string Usage() {
       "\nOptions of every command:\n"
       "  --nvml-lib PATH       NVML library to load (env GPUSCOPE_NVML_LIB; default "
       "libnvidia-ml.so.1)\n"
-      "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n";
-  return text;
+      "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n"
+      "  --at DURATION         the scenario moment on the simulator (see below)\n";
+  return text + kSimMomentHelp;
 }
 
 }  // namespace gpuscope::cli

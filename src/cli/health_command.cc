@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "cli/options.h"
+#include "cli/sim_clock.h"
 #include "collect/selection.h"
 #include "health/report.h"
 #include "serve/health.h"
@@ -47,7 +48,8 @@ std::string HealthUsage() {
          "  -v, --verbose    also show the evidence of checks that pass\n"
          "  -i, --id IDS     only these GPUs: index, UUID or PCI bus id, comma separated\n\n"
          "Exit status: 0 every GPU ok (or warn), 1 warn with --strict, 2 a GPU fails or NVML "
-         "is down.\n";
+         "is down.\n" +
+         std::string(kSimMomentHelp);
 }
 
 int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std::ostream& out,

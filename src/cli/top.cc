@@ -12,6 +12,7 @@
 #include "analysis/report.h"
 #include "base/log.h"
 #include "cli/options.h"
+#include "cli/sim_clock.h"
 #include "cli/stop.h"
 #include "cli/top_frame.h"
 #include "collect/sampler.h"
@@ -135,7 +136,8 @@ std::string TopUsage() {
          "  -d, --interval DURATION  redraw period: 300ms, 1s, 2s (default 1s, minimum 100ms)\n"
          "  -i, --id IDS             only these GPUs: index, UUID or PCI bus id, comma separated\n"
          "  --once                   print one frame without clearing the screen and exit\n"
-         "  --no-color               no ANSI colours\n";
+         "  --no-color               no ANSI colours\n" +
+         std::string(kSimMomentHelp);
 }
 
 Status RunTop(Invocation& inv) {
