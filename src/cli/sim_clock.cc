@@ -96,9 +96,9 @@ std::string DescribeMoment(double seconds) {
   const long total = std::lround(seconds);
   char text[48];
   if (total >= 60) {
-    std::snprintf(text, sizeof(text), "at %ldm%02lds of the scenario", total / 60, total % 60);
+    std::snprintf(text, sizeof(text), "%ldm%02lds", total / 60, total % 60);
   } else {
-    std::snprintf(text, sizeof(text), "at %lds of the scenario", total);
+    std::snprintf(text, sizeof(text), "%lds", total);
   }
   return text;
 }

@@ -56,7 +56,7 @@ Result<double> ParseSimStartTime(const char* value);
 // The moment exported (GPUSCOPE_SIM_START_TIME, as ParseSimStartTime reads it).
 Result<double> SimMoment();
 
-// "at 5m05s of the scenario" for headers.
+// "5m05s", "42s": a moment for headers.
 std::string DescribeMoment(double seconds);
 
 }  // namespace gpuscope::cli

@@ -197,6 +197,9 @@ Status RunTop(Invocation& inv) {
   InstallStopHandlers();
   frame.subtitle = "every " + std::to_string(static_cast<int>(args->interval_seconds * 1000)) +
                    " ms   q quit   j/k or arrows select a GPU";
+  if (Result<double> moment = SimMoment(); frame.simulated && moment.ok()) {
+    frame.scenario += " from " + DescribeMoment(*moment);  // the clock runs on from there
+  }
   RunLoop(sampler, *args, inv.common, std::move(frame), *inv.out);
   return Status::Ok();
 }

@@ -54,6 +54,8 @@ TEST(CliSimClock, AtIsACommonOption) {
 TEST(CliSimClock, SettledMomentLeavesAWholeDiagnoseWindow) {
   EXPECT_EQ(SettledMoment(0), 300);
   EXPECT_EQ(SettledMoment(5), 305);
+  EXPECT_EQ(DescribeMoment(305), "5m05s");
+  EXPECT_EQ(DescribeMoment(42.4), "42s");
 }
 
 // Runs a command in this process; returns its Status and output.
