@@ -95,6 +95,13 @@ TEST(CliHelpCommand, ShowsTheCommandsHelp) {
   EXPECT_THAT(top.out, HasSubstr("Usage: gpuscope top"));
   Ran list = RunArgs({"help", "list"});
   EXPECT_THAT(list.out, HasSubstr("Usage: gpuscope -L"));
+  // Every command answers `help COMMAND` (version took no arguments at all).
+  for (const Command& command : Commands()) {
+    if (command.name.empty() || command.name == "help") continue;
+    Ran help = RunArgs({"help", std::string(command.name)});
+    EXPECT_TRUE(help.status.ok()) << command.name << ": " << help.status.message();
+    EXPECT_THAT(help.out, HasSubstr("Usage: gpuscope")) << command.name;
+  }
   Ran all = RunArgs({"help"});
   EXPECT_THAT(all.out, HasSubstr("Commands:"));
   Ran unknown = RunArgs({"help", "qeury"});
