@@ -91,8 +91,8 @@ class TopTmuxTest(unittest.TestCase):
         t = Tmux(self.tmux_path, [GPUSCOPE, "top", "--simulate", "mixed-node",
                                   "--interval", "300ms", "--no-color"])
         self.addCleanup(t.close)
-        t.wait("the first frame", lambda: len([l for l in t.screen().splitlines()
-                                               if ROW.match(l)]) == 8)
+        t.wait("the first frame", lambda: len([line for line in t.screen().splitlines()
+                                               if ROW.match(line)]) == 8)
         return t
 
     def quit_cleanly(self, t, how):
@@ -111,8 +111,8 @@ class TopTmuxTest(unittest.TestCase):
         screen = t.screen()
         lines = screen.splitlines()
         check(lines[0].startswith("gpuscope top"), "the header on the first line:\n" + screen)
-        check(len(lines) <= 24 and all(len(l) <= 80 for l in lines), screen)
-        rows = [int(ROW.match(l).group(1)) for l in lines if ROW.match(l)]
+        check(len(lines) <= 24 and all(len(line) <= 80 for line in lines), screen)
+        rows = [int(ROW.match(line).group(1)) for line in lines if ROW.match(line)]
         check(rows == list(range(8)), "a row per GPU, 0-7: %r\n%s" % (rows, screen))
         check(len(re.findall(r"^ +MIG \dg\.\d+gb", screen, re.M)) >= 3, "MIG rows:\n" + screen)
         check(selected_gpu(screen) == 0 and "GPU 0  NVIDIA H100" in screen,
