@@ -262,13 +262,8 @@ std::string GpuRowLine(const Snapshot& snap, std::size_t i, bool selected, const
                 temp ? Fmt("%.0fC", *temp).c_str() : "-", watts.c_str());
   bool bad = false, warn = false;
   const std::string state = StateText(s, &bad, &warn);
-  std::string line = buf;
-  if (line.size() >= static_cast<std::size_t>(o.width)) return ClipVisible(line, o.width);
-  line += Clip(state, o.width - static_cast<int>(line.size()));
-  if (bad || warn) {
-    const std::size_t at = line.size() - std::min(line.size(), state.size());
-    line = line.substr(0, at) + Paint(line.substr(at), bad ? kRed : kYellow, o.color);
-  }
+  const std::string line = ClipVisible(
+      buf + (bad || warn ? Paint(state, bad ? kRed : kYellow, o.color) : state), o.width);
   return selected ? Paint(line, kBold, o.color) : line;
 }
 
