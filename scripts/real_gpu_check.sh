@@ -20,10 +20,11 @@ command -v nvidia-smi >/dev/null || { echo "real_gpu_check: no nvidia-smi here" 
 
 { nvidia-smi --version; "$gs" --version; uname -a; ldd --version 2>&1 | sed -n 1p; } >"$out/versions.txt" 2>&1
 
-# Field names both tools accept: nvidia-smi's help quotes each name (and its
-# aliases) at the start of a line; gpuscope's lists one per line.
+# Field names both tools accept: both helps quote each name at the start of a
+# line (aliases follow it on the line).
 nvidia-smi --help-query-gpu | grep -oE '^"[a-z0-9_.]+"' | tr -d '"' | sort -u >"$out/smi-fields.txt"
-"$gs" query --help-query-gpu | awk '{print $1}' | sort -u >"$out/gpuscope-fields.txt"
+"$gs" query --help-query-gpu | grep -oE '^"[a-z0-9_.]+"' | tr -d '"' | sort -u \
+  >"$out/gpuscope-fields.txt"
 fields=$(comm -12 "$out/smi-fields.txt" "$out/gpuscope-fields.txt" | grep -vx timestamp | paste -sd, -)
 comm -23 "$out/smi-fields.txt" "$out/gpuscope-fields.txt" >"$out/fields-only-in-smi.txt"
 

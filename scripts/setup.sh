@@ -24,6 +24,8 @@ packages=(
   slurmctld slurmd slurm-client munge victoria-metrics
   # shellcheck for the Slurm prolog and epilog (tests/integration/test_slurm_scripts.py)
   shellcheck
+  # a terminal emulator for `gpuscope top` (tests/integration/test_top_tmux.py)
+  tmux
 )
 # kubectl for the kustomize check (tests/integration/test_deploy_static.py):
 # Debian's kubernetes-client (kubectl 1.20, kustomize built in), unless some

@@ -7,10 +7,12 @@
 #include "cli/diagnose_command.h"
 #include "cli/docs_command.h"
 #include "cli/health_command.h"
+#include "cli/list_command.h"
 #include "cli/query_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
 #include "cli/serve.h"
+#include "cli/sim_clock.h"
 #include "cli/summary.h"
 #include "cli/top.h"
 #include "cli/version.h"
@@ -18,9 +20,23 @@
 namespace gpuscope::cli {
 namespace {
 
+// `gpuscope help` lists the commands; `gpuscope help query` is `query --help`.
 Status RunHelp(Invocation& inv) {
-  *inv.out << Usage();
-  return Status::Ok();
+  if (inv.args.empty()) {
+    *inv.out << Usage();
+    return Status::Ok();
+  }
+  const std::string name = inv.args.front();
+  const Command* command = name.empty() || name == "help" ? nullptr : FindCommand(name);
+  if (command == nullptr || inv.args.size() > 1) {
+    return Status::InvalidArgument("gpuscope help takes one command name, got \"" +
+                                   (command == nullptr ? name : inv.args[1]) +
+                                   "\"; run gpuscope --help for the commands.");
+  }
+  inv.command = name;
+  inv.args = {"--help"};
+  inv.all_args = {"--help"};
+  return command->run(inv);
 }
 
 // One row per subcommand. Add new commands here (and include their header).
@@ -28,6 +44,7 @@ Status RunHelp(Invocation& inv) {
 constexpr Command kCommands[] = {
   {"",        "Summary table of every GPU (like nvidia-smi without arguments).", RunSummary},
   {"query",   "nvidia-smi compatible CSV: --query-gpu=... --format=csv [-l N].", RunQuery},
+  {"list",    "GPUs and MIG devices with their UUIDs (-L, as nvidia-smi -L).", RunList},
   {"serve",   "Prometheus exporter on :9400 (dcgm-exporter compatible).",     RunServe},
   {"health",   "Health checks: XID, ECC, remapped rows, PCIe, NVLink.",       RunHealth},
   {"diagnose", "Why is my job slow? Bottleneck verdicts with evidence.",     RunDiagnose},
@@ -37,7 +54,7 @@ constexpr Command kCommands[] = {
   {"run",     "Run a command; at its exit, report its GPU use: run -- CMD ARGS.", RunRun},
   {"docs",    "Generated reference: docs metrics|configuration (Markdown).",  RunDocs},
   {"version", "Version and build information.",                                 RunVersion},
-  {"help",    "This list.",                                                     RunHelp},
+  {"help",    "This list; `help COMMAND` shows that command's --help.",        RunHelp},
 };
 // clang-format on
 
@@ -70,6 +87,8 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
       inv.command = "help";
     } else if (first == "--version") {
       inv.command = "version";
+    } else if (first == "-L" || first == "--list-gpus") {
+      inv.command = "list";  // nvidia-smi -L
     } else if (IsQueryFlag(first)) {
       inv.command = "query";  // nvidia-smi style: every argument is query's
     } else if (is_word) {
@@ -124,8 +143,9 @@ std::string Usage() {
       "\nOptions of every command:\n"
       "  --nvml-lib PATH       NVML library to load (env GPUSCOPE_NVML_LIB; default "
       "libnvidia-ml.so.1)\n"
-      "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n";
-  return text;
+      "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n"
+      "  --at DURATION         the scenario moment on the simulator (see below)\n";
+  return text + kSimMomentHelp;
 }
 
 }  // namespace gpuscope::cli

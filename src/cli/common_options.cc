@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <string_view>
 
+#include "cli/sim_clock.h"
 #include "gpuscope/attribution.h"
 
 namespace gpuscope::cli {
@@ -30,7 +31,9 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
     std::string* target;
   };
   attribution::ServiceOptions& a = options.attribution;
+  std::string at;
   const Spec specs[] = {{"--nvml-lib", &options.nvml_lib},
+                        {"--at", &at},
                         {"--simulate", &options.simulate},
                         {"--pod-resources-kubelet-socket", &a.kubelet.socket},
                         {"--hpc-job-mapping-dir", &a.hpc_job_dir},
@@ -73,6 +76,11 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
     }
   }
   *args = std::move(rest);
+  if (!at.empty()) {
+    Result<double> seconds = ParseAt(at);
+    if (!seconds.ok()) return seconds.status();
+    options.at_seconds = *seconds;
+  }
   return options;
 }
 
@@ -110,6 +118,10 @@ Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLoo
 }
 
 Result<std::string> PrepareNvml(const CommonOptions& options) {
+  return PrepareNvml(options, SimStart::kSettled);
+}
+
+Result<std::string> PrepareNvml(const CommonOptions& options, SimStart start) {
   if (!options.simulate.empty()) {
     std::string scenario = options.simulate;
     if (IsPath(scenario)) {
@@ -121,12 +133,14 @@ Result<std::string> PrepareNvml(const CommonOptions& options) {
     }
     ::setenv(kEnvScenario, scenario.c_str(), 1);
   }
-  return ChooseNvmlLibrary(
+  Result<std::string> library = ChooseNvmlLibrary(
       options, [](const char* name) { return std::getenv(name); }, ExecutableDir(),
       [](const std::string& path) {
         std::error_code ec;
         return std::filesystem::exists(path, ec);
       });
+  if (library.ok()) GPUSCOPE_RETURN_IF_ERROR(ExportSimMoment(options, *library, start));
+  return library;
 }
 
 std::string ScenarioName(const CommonOptions& options, const EnvLookup& env) {

@@ -6,6 +6,8 @@
 //                         (<exe dir>/sim/libnvidia-ml.so.1, or installed as
 //                         <exe dir>/../lib/gpuscope/sim/libnvidia-ml.so.1) with
 //                         that scenario (exported as GPUSCOPE_SIM_SCENARIO)
+//   --at DURATION         the scenario moment every command evaluates
+//                         (cli/sim_clock.h; exported as GPUSCOPE_SIM_START_TIME)
 // Precedence: --nvml-lib, then --simulate's simulator, then
 // GPUSCOPE_NVML_LIB, then the default.
 // Attribution (docs/attribution.md), for the commands that show whose work
@@ -21,6 +23,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +36,8 @@ namespace gpuscope::cli {
 struct CommonOptions {
   std::string nvml_lib;  // --nvml-lib; empty when not given
   std::string simulate;  // --simulate; empty when not given
+  // --at; unset: cli/sim_clock.h's default
+  std::optional<double> at_seconds;
   attribution::ServiceOptions attribution;
 };
 
@@ -58,8 +63,14 @@ Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLoo
                                       const std::string& exe_dir, const FileExists& exists);
 
 // Applies the options to this process: with --simulate, checks a scenario
-// path exists and exports GPUSCOPE_SIM_SCENARIO (paths made absolute). Returns
-// the library path to open.
+// path exists and exports GPUSCOPE_SIM_SCENARIO (paths made absolute), and
+// the scenario moment (cli/sim_clock.h; `serve` passes its own default).
+// Returns the library path to open.
+enum class SimStart {
+  kSettled,        // one-shot commands: --at, env, else the settled moment
+  kScenarioStart,  // serve: --at, env, else the simulator's 0
+};
+Result<std::string> PrepareNvml(const CommonOptions& options, SimStart start);
 Result<std::string> PrepareNvml(const CommonOptions& options);
 
 // The scenario shown to users: --simulate's value or GPUSCOPE_SIM_SCENARIO,

@@ -1,5 +1,6 @@
 #include "cli/diagnose_command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -9,6 +10,7 @@
 #include "base/log.h"
 #include "base/text.h"
 #include "cli/options.h"
+#include "cli/sim_clock.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
 #include "collect/selection.h"
@@ -26,13 +28,16 @@ struct Sampled {
   SnapshotPtr snapshot;
 };
 
+// The window ends at the scenario moment (cli/sim_clock.h), as on an agent
+// whose trailing window ends now; a moment earlier than the window gives the
+// scenario's first `window_seconds` (nothing precedes 0).
 Result<Sampled> SampleOffline(const std::string& library, double window_seconds) {
-  Result<double> start = SimStartTime(std::getenv("GPUSCOPE_SIM_START_TIME"));
-  if (!start.ok()) return start.status();
+  Result<double> moment = SimMoment();
+  if (!moment.ok()) return moment.status();
   collect::SteppedOptions options;
   options.nvml_path = library;
-  options.start_seconds = *start;
-  options.end_seconds = *start + window_seconds;
+  options.start_seconds = std::max(0.0, *moment - window_seconds);
+  options.end_seconds = options.start_seconds + window_seconds;
   options.step_seconds = kStepSeconds;
   Result<collect::SteppedRun> run = collect::SampleSteps(options);
   if (!run.ok()) return run.status();
@@ -164,20 +169,10 @@ std::string DiagnoseUsage() {
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent (as baseline)\n\n"
          "On a real driver the GPUs are sampled once a second for the window first; on the\n"
-         "simulator the window is sampled offline from GPUSCOPE_SIM_START_TIME (default 0),\n"
+         "simulator the window is sampled offline and ends at the scenario moment (below),\n"
          "unless --live. Application KPIs live in the agent (a one-shot diagnose has none):\n"
-         "use --agent to see them beside the GPU verdicts.\n";
-}
-
-Result<double> SimStartTime(const char* value) {
-  if (value == nullptr || *value == '\0') return 0.0;
-  char* end = nullptr;
-  const double t = std::strtod(value, &end);
-  if (*end != '\0' || !std::isfinite(t) || t < 0) {
-    return Status::InvalidArgument("GPUSCOPE_SIM_START_TIME: expected seconds >= 0, got '" +
-                                   std::string(value) + "'");
-  }
-  return t;
+         "use --agent to see them beside the GPU verdicts.\n" +
+         std::string(kSimMomentHelp);
 }
 
 Status RunDiagnose(Invocation& inv) {

@@ -45,10 +45,6 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args);
 
 std::string DiagnoseUsage();
 
-// The scenario second offline sampling starts at: GPUSCOPE_SIM_START_TIME's
-// value, or 0 when unset. Errors name the variable.
-Result<double> SimStartTime(const char* value);
-
 Status RunDiagnose(Invocation& inv);
 
 }  // namespace gpuscope::cli

@@ -2,6 +2,7 @@
 
 #include "base/log.h"
 #include "cli/options.h"
+#include "cli/sim_clock.h"
 #include "collect/selection.h"
 #include "health/report.h"
 #include "health/report_json.h"
@@ -102,7 +103,8 @@ std::string HealthUsage() {
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n\n"
          "Exit status: 0 every GPU ok (or warn), 1 warn with --strict, 2 a GPU fails or NVML "
-         "is down.\n";
+         "is down.\n" +
+         std::string(kSimMomentHelp);
 }
 
 int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std::ostream& out,

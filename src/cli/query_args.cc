@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "cli/sim_clock.h"
 #include "collect/selection.h"
 
 namespace gpuscope::cli {
@@ -206,7 +207,8 @@ std::string QueryUsage() {
          "  --nvml-lib PATH                    NVML library to load\n"
          "  --simulate NAME|PATH               run on the simulator with this scenario\n"
          "  --help-query-gpu                   list the --query-gpu fields\n"
-         "  --help-query-compute-apps          list the --query-compute-apps fields\n";
+         "  --help-query-compute-apps          list the --query-compute-apps fields\n" +
+         std::string(kSimMomentHelp);
 }
 
 }  // namespace gpuscope::cli

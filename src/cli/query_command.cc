@@ -3,25 +3,11 @@
 #include <fstream>
 
 #include "cli/node.h"
+#include "cli/query_help.h"
 #include "cli/stop.h"
 
 namespace gpuscope::cli {
 namespace {
-
-std::string FieldList(bool gpu) {
-  std::string text;
-  if (gpu) {
-    for (const GpuField& f : GpuFields()) {
-      text += std::string(f.name) + (f.unit.empty() ? "" : " [" + std::string(f.unit) + "]") +
-              (f.kind == GpuField::Kind::kNotAvailable ? "  (always [N/A] here)" : "") + "\n";
-    }
-  } else {
-    for (const AppField& f : AppFields()) {
-      text += std::string(f.name) + (f.unit.empty() ? "" : " [" + std::string(f.unit) + "]") + "\n";
-    }
-  }
-  return text;
-}
 
 // One block of rows (and the header the first time).
 Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, std::ostream& out) {
@@ -91,10 +77,10 @@ Status RunQuery(Invocation& inv) {
       *inv.out << QueryUsage();
       return Status::Ok();
     case QueryArgs::Help::kGpuFields:
-      *inv.out << FieldList(true);
+      *inv.out << GpuFieldHelp();
       return Status::Ok();
     case QueryArgs::Help::kAppFields:
-      *inv.out << FieldList(false);
+      *inv.out << AppFieldHelp();
       return Status::Ok();
     case QueryArgs::Help::kNone:
       break;

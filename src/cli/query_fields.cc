@@ -376,6 +376,26 @@ const AppField* FindAppField(std::string_view name) {
   return nullptr;
 }
 
+std::vector<std::string> GpuFieldAliases(std::string_view canonical) {
+  std::vector<std::string> out;
+  for (const auto& [alias, target] : kGpuAliases) {
+    if (target == canonical) out.emplace_back(alias);
+  }
+  if (canonical.starts_with(kReasonPrefix)) {
+    out.push_back(std::string(kOldReasonPrefix) +
+                  std::string(canonical.substr(kReasonPrefix.size())));
+  }
+  return out;
+}
+
+std::vector<std::string> AppFieldAliases(std::string_view canonical) {
+  std::vector<std::string> out;
+  for (const auto& [alias, target] : kAppAliases) {
+    if (target == canonical) out.emplace_back(alias);
+  }
+  return out;
+}
+
 Result<std::vector<const GpuField*>> ResolveGpuFields(std::string_view list) {
   return Resolve<GpuField>(list, FindGpuField);
 }

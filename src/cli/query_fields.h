@@ -63,6 +63,11 @@ const std::vector<AppField>& AppFields();
 const GpuField* FindGpuField(std::string_view name);
 const AppField* FindAppField(std::string_view name);
 
+// The other names nvidia-smi accepts for a canonical field ("gpu_name" for
+// "name"), for --help-query-gpu.
+std::vector<std::string> GpuFieldAliases(std::string_view canonical);
+std::vector<std::string> AppFieldAliases(std::string_view canonical);
+
 // Splits a comma list and resolves each name. The error is nvidia-smi's
 // sentence: `Field "x" is not a valid field to query.`
 Result<std::vector<const GpuField*>> ResolveGpuFields(std::string_view list);

@@ -105,7 +105,7 @@ Status Configure(Invocation& inv, Service& s) {
     if (!conventions.ok()) return conventions.status();
     agent.otlp.conventions = std::move(*conventions);
   }
-  Result<std::string> library = PrepareNvml(s.config.nvml);
+  Result<std::string> library = PrepareNvml(s.config.nvml, SimStart::kScenarioStart);
   if (!library.ok()) return library.status();
   agent.sampler.nvml_path = *library;
   const std::string scenario = ScenarioName(s.config.nvml, Env);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "cli/remediate_config.h"
+#include "cli/sim_clock.h"
 #include "collect/selection.h"
 
 namespace gpuscope::cli {
@@ -180,6 +181,12 @@ Status SetCliOnly(const Settings& s, ServeConfig& c) {
   c.kpi_mapping_file = s.Get("kpi-mapping-file");
   if (s.Origin("nvml-lib") != "default") c.nvml.nvml_lib = s.Get("nvml-lib");
   c.nvml.simulate = s.Get("simulate");
+  // From the environment the simulator reads GPUSCOPE_SIM_START_TIME itself.
+  if (!s.Get("at").empty() && s.Origin("at") != "env") {
+    Result<double> at = ParseAt(s.Get("at"));
+    if (!at.ok()) return at.status();
+    c.nvml.at_seconds = *at;
+  }
   c.log_level = s.Get("log-level");
   if (c.log_level != "debug" && c.log_level != "info" && c.log_level != "warn" &&
       c.log_level != "error") {

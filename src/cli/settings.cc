@@ -138,6 +138,8 @@ const std::vector<SettingDef> kServeSettings = {
    "NVML library to load."},
   {"simulate", "", "GPUSCOPE_SIMULATE", "", kText, 0, 0,
    "Run on the NVML simulator with this scenario (name or path)."},
+  {"at", "", "GPUSCOPE_SIM_START_TIME", "", kText, 0, 0,
+   "On the simulator, the scenario moment to start from: 0, 90s, 5m (a bare number is seconds); empty: the scenario's start, so its faults happen while the agent runs (one-shot commands default to 5m after the scenario's last change)."},
   {"log-level", "", "GPUSCOPE_LOG_LEVEL", "info", kText, 0, 0,
    "debug, info, warn or error."},
 };

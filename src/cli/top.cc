@@ -12,8 +12,10 @@
 #include "analysis/report.h"
 #include "base/log.h"
 #include "cli/options.h"
+#include "cli/sim_clock.h"
 #include "cli/stop.h"
 #include "cli/top_frame.h"
+#include "cli/top_terminal.h"
 #include "collect/sampler.h"
 #include "collect/selection.h"
 
@@ -21,8 +23,6 @@ namespace gpuscope::cli {
 namespace {
 
 constexpr const char* kClearScreen = "\x1b[H\x1b[2J";
-constexpr const char* kHideCursor = "\x1b[?25l";
-constexpr const char* kRestoreCursor = "\x1b[0m\x1b[?25h";
 constexpr double kVerdictEverySeconds = 5;
 constexpr double kOnceGapSeconds = 0.5;
 
@@ -53,6 +53,8 @@ collect::SamplerOptions MakeSamplerOptions(const std::string& library, const Top
   return options;
 }
 
+// The live screen: redrawn every interval and at once after a key; the
+// session restores the terminal however the loop ends.
 void RunLoop(collect::Sampler& sampler, const TopArgs& args, const CommonOptions& common,
              FrameOptions frame, std::ostream& out) {
   using std::chrono::steady_clock;
@@ -64,23 +66,39 @@ void RunLoop(collect::Sampler& sampler, const TopArgs& args, const CommonOptions
   sampler.Decorate(
       [&attribution](Snapshot& snapshot) { snapshot.attribution = attribution.load(); });
   sampler.Start();
-  out << kHideCursor;
-  auto next = steady_clock::now();
-  auto next_verdict = next;
-  do {
-    SnapshotPtr snapshot = sampler.Latest();
-    if (steady_clock::now() >= next_verdict) {
-      frame.verdicts = Verdicts(*snapshot, sampler.window());
-      snapshot = Attribute(common, snapshot);
-      attribution.store(snapshot->attribution);
-      next_verdict =
-          steady_clock::now() + std::chrono::seconds(static_cast<int>(kVerdictEverySeconds));
+  {
+    TerminalSession terminal(out, STDIN_FILENO);
+    auto next = steady_clock::now();
+    auto next_verdict = next;
+    while (!StopRequested()) {
+      if (steady_clock::now() >= next) {  // a frame is due (not only a key's redraw)
+        next += step;
+        if (next < steady_clock::now()) next = steady_clock::now() + step;  // skip missed ones
+      }
+      SnapshotPtr snapshot = sampler.Latest();
+      if (steady_clock::now() >= next_verdict) {
+        frame.verdicts = Verdicts(*snapshot, sampler.window());
+        snapshot = Attribute(common, snapshot);
+        attribution.store(snapshot->attribution);
+        next_verdict =
+            steady_clock::now() + std::chrono::seconds(static_cast<int>(kVerdictEverySeconds));
+      }
+      const std::size_t gpus = WholeGpuCount(*snapshot);
+      frame.selected = gpus == 0 ? 0 : std::min(frame.selected, gpus - 1);
+      frame.width = TerminalWidth(STDOUT_FILENO);
+      frame.height = TerminalHeight(STDOUT_FILENO);
+      out << kClearScreen << RenderFrame(*snapshot, frame) << std::flush;
+      // Keys until the next frame is due; a move redraws at once.
+      Keys keys;
+      while (!keys.any() && !StopRequested() && steady_clock::now() < next) {
+        keys = terminal.WaitForKeys(
+            std::chrono::duration_cast<std::chrono::milliseconds>(next - steady_clock::now()));
+      }
+      if (keys.quit) break;
+      const long moved = static_cast<long>(frame.selected) + keys.move;
+      frame.selected = static_cast<std::size_t>(std::max(0L, moved));  // clamped when drawn
     }
-    frame.width = TerminalWidth(STDOUT_FILENO);
-    out << kClearScreen << RenderFrame(*snapshot, frame) << std::flush;
-    next += step;
-  } while (SleepUntil(next));
-  out << kRestoreCursor << std::flush;
+  }
   sampler.Stop();
   sampler.Decorate(nullptr);  // it refers to this frame's `attribution`
 }
@@ -134,8 +152,10 @@ std::string TopUsage() {
          "power, temperature, clocks, throttle reasons, PCIe, state, and the processes.\n\n"
          "  -d, --interval DURATION  redraw period: 300ms, 1s, 2s (default 1s, minimum 100ms)\n"
          "  -i, --id IDS             only these GPUs: index, UUID or PCI bus id, comma separated\n"
-         "  --once                   print one frame without clearing the screen and exit\n"
-         "  --no-color               no ANSI colours\n";
+         "  --once                   print the full frame (a block per GPU) and exit\n"
+         "  --no-color               no ANSI colours\n\n"
+         "Keys: q, Q or Esc quit; j/k or the arrow keys select the GPU whose details show.\n" +
+         std::string(kSimMomentHelp);
 }
 
 Status RunTop(Invocation& inv) {
@@ -176,7 +196,10 @@ Status RunTop(Invocation& inv) {
   }
   InstallStopHandlers();
   frame.subtitle = "every " + std::to_string(static_cast<int>(args->interval_seconds * 1000)) +
-                   " ms; Ctrl-C quits";
+                   " ms   q quit   j/k or arrows select a GPU";
+  if (Result<double> moment = SimMoment(); frame.simulated && moment.ok()) {
+    frame.scenario += " from " + DescribeMoment(*moment);  // the clock runs on from there
+  }
   RunLoop(sampler, *args, inv.common, std::move(frame), *inv.out);
   return Status::Ok();
 }

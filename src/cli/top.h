@@ -5,8 +5,11 @@
 //
 // The sampler runs its own background loop and each frame is drawn from its
 // latest snapshot, so a slow or hung NVML call never freezes the view (the
-// GPU shows STALE instead). --once prints one frame without clearing and
-// exits. SIGINT/SIGTERM restore the cursor and exit 0.
+// GPU shows STALE instead). The live view uses the alternate screen and fits
+// the terminal (80x24 holds 8 GPUs: a row each, the selected one's details
+// below); q, Q or Esc quit, j/k and the arrows select (cli/top_terminal.h).
+// --once prints the full frame (a block per GPU) without clearing and exits.
+// q, SIGINT and SIGTERM restore the terminal and exit 0.
 //
 // Thread safety: runs on main's thread.
 #pragma once

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <ctime>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "cli/query_format.h"
 #include "gpuscope/attribution.h"
@@ -146,7 +148,9 @@ std::string PhysicsLines(const GpuSample& s, bool color) {
 std::string GpuBlock(const Snapshot& snap, std::size_t i, const FrameOptions& o) {
   const GpuInfo& gpu = snap.gpus[i];
   const GpuSample& s = snap.samples[i];
-  const int bar = std::clamp(o.width - 40, 10, 42);
+  // The live screen keeps room for the activity beside the bar.
+  const int bar =
+      o.height > 0 ? std::clamp(o.width - 60, 10, 30) : std::clamp(o.width - 40, 10, 42);
   std::string title = Clip("GPU " + std::to_string(gpu.index) + "  " + gpu.name, o.width - 24);
   if (gpu.is_mig()) {
     title = "  MIG " + gpu.mig_profile + " (GPU " + std::to_string(gpu.index) + ", GI " +
@@ -198,6 +202,129 @@ std::string Processes(const Snapshot& snap, int width) {
   return any ? out : out + "  No running processes found\n";
 }
 
+// "H100 80GB HBM3" for "NVIDIA H100 80GB HBM3": the row has no room to spare.
+std::string ShortName(const std::string& name) {
+  constexpr std::string_view kVendor = "NVIDIA ";
+  return name.starts_with(kVendor) ? name.substr(kVendor.size()) : name;
+}
+
+std::string Percent(const GpuSample& s, Metric m) {
+  std::optional<double> v = s.Find(m);
+  return v ? Fmt("%.0f%%", *v) : "-";
+}
+
+// "70.0/79.6" GiB, the unit in the column header.
+std::string MemoryGiB(const GpuSample& s) {
+  std::optional<double> used = s.Find(Metric::kMemoryUsed), total = s.Find(Metric::kMemoryTotal);
+  constexpr double kGiB = 1024.0 * kMiB;
+  return (used ? Fmt("%.1f", *used / kGiB) : "-") + "/" +
+         (total ? Fmt("%.1f", *total / kGiB) : "-");
+}
+
+// The state column: OK, or the first throttle reason, or what went wrong.
+std::string StateText(const GpuSample& s, bool* bad, bool* warn) {
+  *bad = s.state == GpuState::kLost || s.state == GpuState::kStale || s.state == GpuState::kError;
+  *warn = false;
+  if (s.state == GpuState::kLost) return "LOST";
+  if (s.state == GpuState::kStale) return "STALE";
+  if (s.state == GpuState::kError) return "ERROR";
+  if (std::optional<double> bits = s.Find(Metric::kClockReasons)) {
+    const uint64_t mask = static_cast<uint64_t>(*bits) & ~uint64_t{0x1};  // idle is no news
+    if (mask != 0) {
+      *warn = true;
+      std::string names = ThrottleNames(mask);
+      return names.substr(0, names.find(','));
+    }
+  }
+  return "OK";
+}
+
+constexpr const char* kRowHeader =
+    "  GPU Name               Util   SM  Mem GiB      Temp  Power W    State";
+
+std::string GpuRowLine(const Snapshot& snap, std::size_t i, bool selected, const FrameOptions& o) {
+  const GpuInfo& gpu = snap.gpus[i];
+  const GpuSample& s = snap.samples[i];
+  char buf[160];
+  if (gpu.is_mig()) {
+    std::snprintf(buf, sizeof(buf), "       MIG %-12.12s %4s %4s  %-11s", gpu.mig_profile.c_str(),
+                  Percent(s, Metric::kGpuUtil).c_str(), Percent(s, Metric::kSmActive).c_str(),
+                  MemoryGiB(s).c_str());
+    return ClipVisible(buf, o.width);
+  }
+  std::optional<double> temp = s.Find(Metric::kGpuTemp), power = s.Find(Metric::kPowerUsage),
+                        limit = s.Find(Metric::kPowerLimit);
+  std::string watts =
+      (power ? Fmt("%.0f", *power) : "-") + "/" + (limit ? Fmt("%.0f", *limit) : "-");
+  std::snprintf(buf, sizeof(buf), "%s%3u %-18.18s %4s %4s  %-11s %4s  %-9s  ", selected ? ">" : " ",
+                gpu.index, ShortName(gpu.name).c_str(), Percent(s, Metric::kGpuUtil).c_str(),
+                Percent(s, Metric::kSmActive).c_str(), MemoryGiB(s).c_str(),
+                temp ? Fmt("%.0fC", *temp).c_str() : "-", watts.c_str());
+  bool bad = false, warn = false;
+  const std::string state = StateText(s, &bad, &warn);
+  const std::string line = ClipVisible(
+      buf + (bad || warn ? Paint(state, bad ? kRed : kYellow, o.color) : state), o.width);
+  return selected ? Paint(line, kBold, o.color) : line;
+}
+
+// The selected GPU's block and processes, for the live screen.
+std::string Details(const Snapshot& snap, std::size_t i, const FrameOptions& o) {
+  FrameOptions narrow = o;
+  narrow.width = std::min(o.width, 100);
+  std::string out = GpuBlock(snap, i, narrow);
+  for (std::size_t m = 0; m < snap.gpus.size(); ++m) {
+    if (snap.gpus[m].is_mig() && snap.gpus[m].index == snap.gpus[i].index) {
+      out += GpuBlock(snap, m, narrow);
+    }
+  }
+  std::string procs = "Processes on GPU " + std::to_string(snap.gpus[i].index) + ":\n";
+  bool any = false;
+  for (const ProcessInfo* p : ProcessesOnGpu(snap, i)) {
+    any = true;
+    std::string memory =
+        p->used_memory_bytes ? Fmt("%.0fMiB", std::floor(*p->used_memory_bytes / kMiB)) : "N/A";
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "  %7u  %8s  ", p->pid, memory.c_str());
+    procs +=
+        buf + (p->name.empty() ? std::string("N/A") : p->name) + ProcessServes(snap, *p) + "\n";
+  }
+  return out + (any ? procs : procs + "  No running processes found\n");
+}
+
+// The live screen: at most o.height lines of at most o.width columns.
+std::string RenderScreen(const Snapshot& snapshot, const FrameOptions& o) {
+  std::string text = Header(snapshot, o) + Paint(kRowHeader, kBold, o.color) + "\n";
+  std::size_t whole = 0, selected_slot = snapshot.gpus.size();
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    const bool is_selected = !snapshot.gpus[i].is_mig() && whole == o.selected;
+    if (is_selected) selected_slot = i;
+    text += GpuRowLine(snapshot, i, is_selected, o) + "\n";
+    if (!snapshot.gpus[i].is_mig()) ++whole;
+  }
+  if (whole == 0 && snapshot.nvml_up) text += "No GPUs were found\n";
+  if (selected_slot < snapshot.gpus.size()) text += "\n" + Details(snapshot, selected_slot, o);
+  // Cut to the screen: every line to the width, the tail to the height.
+  std::vector<std::string> lines;
+  for (std::size_t start = 0; start < text.size();) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(ClipVisible(text.substr(start, end - start), o.width));
+    start = end + 1;
+  }
+  const std::size_t height = static_cast<std::size_t>(std::max(o.height, 2));
+  if (lines.size() > height) {
+    const std::size_t hidden = lines.size() - (height - 1);
+    lines.resize(height - 1);
+    lines.push_back(ClipVisible(
+        "... " + std::to_string(hidden) + " more lines (a taller terminal, or top --once)",
+        o.width));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < lines.size(); ++i)
+    out += lines[i] + (i + 1 < lines.size() ? "\n" : "");
+  return out;
+}
+
 }  // namespace
 
 std::string Bar(double percent, int width) {
@@ -219,6 +346,7 @@ std::string ThrottleNames(uint64_t bits) {
 }
 
 std::string RenderFrame(const Snapshot& snapshot, const FrameOptions& options) {
+  if (options.height > 0) return RenderScreen(snapshot, options);
   std::string out = Header(snapshot, options) + "\n";
   std::size_t shown = 0;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
@@ -233,6 +361,44 @@ int TerminalWidth(int fd) {
   struct winsize size {};
   if (ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_col > 0) return size.ws_col;
   return 100;
+}
+
+int TerminalHeight(int fd) {
+  struct winsize size {};
+  if (ioctl(fd, TIOCGWINSZ, &size) == 0 && size.ws_row > 0) return size.ws_row;
+  return 24;
+}
+
+std::size_t WholeGpuCount(const Snapshot& snapshot) {
+  return static_cast<std::size_t>(std::count_if(snapshot.gpus.begin(), snapshot.gpus.end(),
+                                                [](const GpuInfo& g) { return !g.is_mig(); }));
+}
+
+std::string ClipVisible(const std::string& line, int width) {
+  std::string out;
+  int visible = 0;
+  bool painted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(line[i]);
+    if (c == 0x1b) {  // CSI: copy through its final byte
+      std::size_t end = i + 1;
+      if (end < line.size() && line[end] == '[') {
+        ++end;
+        while (end < line.size() && !(line[end] >= 0x40 && line[end] <= 0x7e)) ++end;
+      }
+      out.append(line, i, end - i + 1);
+      painted = true;
+      i = end;
+      continue;
+    }
+    if ((c & 0xC0) != 0x80) {  // a character starts here
+      if (visible == width) break;
+      ++visible;
+    }
+    out += line[i];
+  }
+  if (painted && out.size() < line.size()) out += "\x1b[0m";
+  return out;
 }
 
 }  // namespace gpuscope::cli

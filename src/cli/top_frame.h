@@ -9,6 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -18,8 +19,14 @@
 namespace gpuscope::cli {
 
 struct FrameOptions {
-  int width = 100;    // terminal columns
-  bool color = true;  // ANSI colours (LOST/STALE in red, throttling in yellow)
+  int width = 100;  // terminal columns
+  // Terminal rows. 0: the full frame (--once): one block per GPU, every
+  // process. Otherwise the live screen, which never exceeds width x height:
+  // one row per GPU (and MIG instance), the `selected` GPU's block below
+  // them, then its processes as far as they fit.
+  int height = 0;
+  std::size_t selected = 0;  // index among the whole GPUs (MIG instances skipped)
+  bool color = true;         // ANSI colours (LOST/STALE in red, throttling in yellow)
   bool simulated = false;
   std::string scenario;               // shown in the header when simulated
   std::string subtitle;               // e.g. "every 1s, Ctrl-C quits"; "" for none
@@ -37,5 +44,14 @@ std::string ThrottleNames(uint64_t bits);
 
 // Terminal columns of `fd` (TIOCGWINSZ), or 100 when it is not a terminal.
 int TerminalWidth(int fd);
+// Terminal rows of `fd`, or 24 when it is not a terminal.
+int TerminalHeight(int fd);
+
+// The number of whole GPUs (rows the selection moves over).
+std::size_t WholeGpuCount(const Snapshot& snapshot);
+
+// `line` cut to `width` visible columns: escape sequences count for nothing,
+// a UTF-8 character for one; colours are reset when cut.
+std::string ClipVisible(const std::string& line, int width);
 
 }  // namespace gpuscope::cli

@@ -39,6 +39,12 @@ std::string VersionText(const std::string& exe_dir) {
 }
 
 Status RunVersion(Invocation& inv) {
+  if (inv.args.size() == 1 && (inv.args[0] == "-h" || inv.args[0] == "--help")) {
+    *inv.out << "Usage: gpuscope version   (also gpuscope --version)\n"
+                "Version and build information: gpuscope, its build, the modules and the\n"
+                "simulator found beside the binary.\n";
+    return Status::Ok();
+  }
   if (!inv.args.empty()) {
     return Status::InvalidArgument("gpuscope version takes no arguments.");
   }

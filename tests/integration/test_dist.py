@@ -25,7 +25,7 @@ FAKE_SMI = """#!/bin/sh
 gs="{gs}"
 case "$1" in
   --version) echo "NVIDIA-SMI stand-in" ;;
-  --help-query-gpu) "$gs" query --help-query-gpu | awk '{{print "\\"" $1 "\\""; print "  help text"}}' ;;
+  --help-query-gpu) "$gs" query --help-query-gpu ;;  # nvidia-smi's layout
   --query-gpu=*) "$gs" query "$@" | sed 's/NVIDIA H100 80GB HBM3/NVIDIA H100 renamed/' ;;
   -q) echo "==============NVSMI LOG==============" ;;
 esac

@@ -80,18 +80,9 @@ TEST(CliDiagnoseRun, AgentUrlMustBeHttp) {
   EXPECT_THAT(s.message(), HasSubstr("--agent ftp://node: want an http:// or https:// URL"));
 }
 
-TEST(CliDiagnoseArgs, SimStartTime) {
-  EXPECT_EQ(*SimStartTime(nullptr), 0);
-  EXPECT_EQ(*SimStartTime(""), 0);
-  EXPECT_EQ(*SimStartTime("120.5"), 120.5);
-  Result<double> bad = SimStartTime("soon");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_THAT(bad.status().message(), HasSubstr("GPUSCOPE_SIM_START_TIME"));
-  EXPECT_FALSE(SimStartTime("-5").ok());
-}
-
-// Offline from GPUSCOPE_SIM_START_TIME: the memory leak of classic-memory-oom
-// is found, and -i keeps only the asked GPU (an unknown one is an error).
+// Offline, the window ending at GPUSCOPE_SIM_START_TIME (the scenario moment,
+// cli/sim_clock.h): the memory leak of classic-memory-oom is found, and -i
+// keeps only the asked GPU (an unknown one is an error).
 TEST(CliDiagnoseRun, OfflineOnTheSimulator) {
   const std::string scenario =
       test_support::SourceDir() + "/sim/scenarios/diagnosis/classic-memory-oom.yaml";
@@ -101,7 +92,7 @@ TEST(CliDiagnoseRun, OfflineOnTheSimulator) {
   ASSERT_TRUE(inv.ok()) << inv.status().message();
   inv->out = &out;
   inv->err = &err;
-  setenv("GPUSCOPE_SIM_START_TIME", "60", 1);
+  setenv("GPUSCOPE_SIM_START_TIME", "180", 1);  // window [60, 180]
   Status status = RunDiagnose(*inv);
   ASSERT_TRUE(status.ok()) << status.message();
   nlohmann::json doc = nlohmann::json::parse(out.str());

@@ -4,6 +4,7 @@
 
 #include "cli/commands.h"
 #include "cli/query_command.h"
+#include "cli/query_help.h"
 #include "cli/summary.h"
 #include "cli_test_snapshot.h"
 
@@ -99,8 +100,39 @@ TEST(QueryCommandTest, HelpListsFields) {
   std::ostringstream out;
   inv.out = &out;
   ASSERT_TRUE(RunQuery(inv).ok());
-  EXPECT_NE(out.str().find("clocks_event_reasons_counters.sync_boost [us]\n"), std::string::npos);
-  EXPECT_NE(out.str().find("power.draw [W]\n"), std::string::npos);
+  // nvidia-smi's layout: the field quoted, with its aliases, then what it is.
+  EXPECT_EQ(
+      out.str().rfind("List of valid properties to query for the switch \"--query-gpu=\":\n", 0),
+      0u);
+  EXPECT_NE(out.str().find("\n\"name\" or \"gpu_name\"\nProduct name of the GPU"),
+            std::string::npos)
+      << out.str();
+  EXPECT_NE(out.str().find("\n\"clocks_event_reasons.sw_power_cap\" or "
+                           "\"clocks_throttle_reasons.sw_power_cap\"\n"),
+            std::string::npos);
+  EXPECT_NE(out.str().find("\n\"utilization.gpu\"\nShare of the last sample period"),
+            std::string::npos);
+  EXPECT_NE(out.str().find("\n\"ecc.errors.corrected.volatile.dram\"\nSingle-bit (corrected) "
+                           "ECC errors in dram, since the driver was last loaded."),
+            std::string::npos);
+}
+
+// Every field and every compute-apps field says what it is.
+TEST(QueryCommandTest, EveryFieldHasADescription) {
+  for (const GpuField& field : GpuFields()) {
+    EXPECT_FALSE(GpuFieldDescription(field).empty()) << field.name;
+  }
+  for (const AppField& field : AppFields()) {
+    EXPECT_FALSE(AppFieldDescription(field).empty()) << field.name;
+  }
+  Invocation inv;
+  inv.args = {"--help-query-compute-apps"};
+  std::ostringstream out;
+  inv.out = &out;
+  ASSERT_TRUE(RunQuery(inv).ok());
+  EXPECT_NE(out.str().find("\n\"process_name\" or \"name\"\nName of the process"),
+            std::string::npos)
+      << out.str();
 }
 
 TEST(SummaryTest, TableOfGpusAndProcesses) {

@@ -3,6 +3,7 @@
 
 #include "cli/top.h"
 #include "cli/top_frame.h"
+#include "cli/top_terminal.h"
 #include "cli_test_snapshot.h"
 
 namespace gpuscope::cli {
@@ -135,6 +136,74 @@ TEST(TopFrameTest, NoNvml) {
   snap.nvml_error = "Driver Not Loaded";
   EXPECT_NE(RenderFrame(snap, Plain()).find("NVML unavailable: Driver Not Loaded"),
             std::string::npos);
+}
+
+// Eight GPUs like TwoGpuSnapshot's, a long process list on GPU 0.
+Snapshot EightGpus() {
+  Snapshot two = testing::TwoGpuSnapshot();
+  Snapshot snap = two;
+  snap.gpus.clear();
+  snap.samples.clear();
+  for (unsigned i = 0; i < 8; ++i) {
+    GpuInfo gpu = two.gpus[i % 2];
+    gpu.index = i;
+    snap.gpus.push_back(gpu);
+    snap.samples.push_back(two.samples[i % 2]);
+  }
+  ProcessInfo p = snap.samples[0].processes.at(0);
+  for (unsigned n = 0; n < 30; ++n) {
+    p.pid = 5000 + n;
+    snap.samples[0].processes.push_back(p);
+  }
+  return snap;
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+    out.push_back(text.substr(start, end - start));
+  }
+  out.push_back(text.substr(start));
+  return out;
+}
+
+// The live screen fits 80x24 with 8 GPUs: header first, a row each, the
+// selected GPU's details, processes as far as they fit, nothing wider.
+TEST(TopScreenTest, EightGpusFit80x24) {
+  FrameOptions options = Plain(80);
+  options.height = 24;
+  options.selected = 0;
+  options.subtitle = "every 1000 ms   q quit   j/k or arrows select a GPU";
+  const std::string screen = RenderFrame(EightGpus(), options);
+  const std::vector<std::string> lines = Lines(screen);
+  ASSERT_LE(lines.size(), 24u) << screen;
+  EXPECT_EQ(lines[0].rfind("gpuscope top", 0), 0u);
+  for (const std::string& line : lines) EXPECT_LE(line.size(), 80u) << line;
+  int rows = 0;
+  for (const std::string& line : lines) rows += line.find("H100 80GB HBM3 ") == 5 ? 1 : 0;
+  EXPECT_EQ(rows, 8) << screen;
+  EXPECT_NE(screen.find(">  0 H100 80GB HBM3"), std::string::npos) << screen;
+  EXPECT_NE(screen.find("\nGPU 0  NVIDIA H100 80GB HBM3"), std::string::npos) << screen;
+  EXPECT_NE(lines.back().find("more lines"), std::string::npos) << screen;
+}
+
+TEST(TopScreenTest, ClipVisibleSkipsEscapes) {
+  EXPECT_EQ(ClipVisible("abcdef", 3), "abc");
+  EXPECT_EQ(ClipVisible("\x1b[31mabcdef\x1b[0m", 3), "\x1b[31mabc\x1b[0m");
+  EXPECT_EQ(ClipVisible("\x1b[1mab\x1b[0m", 5), "\x1b[1mab\x1b[0m");
+  EXPECT_EQ(ClipVisible("h\xc3\xa9llo", 2), "h\xc3\xa9");
+}
+
+TEST(TopKeysTest, QuitAndMoveKeys) {
+  EXPECT_TRUE(ParseKeys("q").quit);
+  EXPECT_TRUE(ParseKeys("Q").quit);
+  EXPECT_TRUE(ParseKeys("\x1b").quit);
+  EXPECT_FALSE(ParseKeys("\x1b[A").quit);
+  EXPECT_EQ(ParseKeys("\x1b[A").move, -1);
+  EXPECT_EQ(ParseKeys("\x1bOB").move, 1);
+  EXPECT_EQ(ParseKeys("jj\x1b[Bk").move, 2);
+  EXPECT_FALSE(ParseKeys("x ").any());
 }
 
 TEST(TopArgsTest, ParsesOptions) {
