@@ -75,6 +75,8 @@ class Sim {
     std::vector<FaultSpec> faults;  // guarded by mu
     std::vector<bool> announced;    // events already fired, per fault
     GpuState cache;                 // guarded by mu
+    // xid-storm events fired, per fault (storm.h); guarded by mu
+    std::vector<uint64_t> storm_fired;
   };
   template <typename F>
   auto WithFaults(unsigned g, F&& f);
