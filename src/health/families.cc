@@ -70,7 +70,11 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
                                           static_cast<double>(c.verdict)));
     }
     stale.samples.push_back(MakeSample(g, {}, g.stale ? 1 : 0));
-    if (g.up_since > 0) up_since.samples.push_back(MakeSample(g, {}, g.up_since));
+    // Only while a link is not up, the time that tells training from down
+    // (no series per GPU otherwise: the lean profile's budget).
+    if (g.up_since > 0 && !g.nvlinks_not_up.empty()) {
+      up_since.samples.push_back(MakeSample(g, {}, g.up_since));
+    }
     for (const auto& [link, down] : g.nvlinks_not_up) {
       link_down.samples.push_back(MakeSample(g, {{"link", std::to_string(link)}}, down ? 1 : 0));
     }
