@@ -26,6 +26,7 @@ constexpr KindName kKindNames[] = {
     {FaultKind::kHang, "hang"},
     {FaultKind::kRecoveryAction, "recovery-action"},
     {FaultKind::kFail, "fail"},
+    {FaultKind::kXidStorm, "xid-storm"},
 };
 
 constexpr const char* kActionNames[] = {"none", "gpu-reset", "node-reboot", "drain-p2p",
@@ -113,6 +114,13 @@ Result<FaultSpec> FaultFromWords(const std::vector<std::string>& words) {
   switch (f.kind) {
     case FaultKind::kXid:
       GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.xid, true));
+      break;
+    case FaultKind::kXidStorm:
+      GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.xid, true));
+      GPUSCOPE_RETURN_IF_ERROR(Arg(w, 2, &f.rate));
+      if (f.rate <= 0 || f.rate > 100000) {
+        return Status::InvalidArgument("xid-storm rate must be in (0, 100000]");
+      }
       break;
     case FaultKind::kEccSbe:
     case FaultKind::kEccDbe:

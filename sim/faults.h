@@ -30,6 +30,7 @@ enum class FaultKind {
   kHang,             // a named NVML function (or any) sleeps per call
   kRecoveryAction,   // field 230 value, RecoveryAction event + XID 154
   kFail,             // a named NVML function (or any) answers an error code
+  kXidStorm,         // `rate` XID events per second while active (storm.h)
 };
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
@@ -51,6 +52,7 @@ struct FaultSpec {
   double seconds = 10;                          // hang: wall seconds per call
   int code = 999;                               // fail: nvmlReturn_t (999 NVML_ERROR_UNKNOWN)
   unsigned action = 1;                          // recovery action 0..4
+  double rate = 1000;                           // xid-storm: events per second
 };
 
 // Instant faults act once at their time; the others last until cleared.

@@ -392,6 +392,10 @@ Status Parser::FaultParams(FieldReader& r, FaultSpec* f) {
     case FaultKind::kXid:
       if (!r.Has("xid")) return r.Error(r.Get("kind"), "xid fault needs 'xid'");
       return r.Unsigned("xid", &f->xid, 1, 1000);
+    case FaultKind::kXidStorm:
+      if (!r.Has("xid")) return r.Error(r.Get("kind"), "xid-storm fault needs 'xid'");
+      GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("xid", &f->xid, 1, 1000));
+      return r.Double("rate", &f->rate, 0.001, 100000);
     case FaultKind::kEccSbe:
     case FaultKind::kEccDbe:
       return r.Unsigned("count", &f->count, 1, 1000000);

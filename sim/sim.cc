@@ -6,6 +6,7 @@
 
 #include "events.h"
 #include "handles.h"
+#include "storm.h"
 
 namespace gpuscope::sim {
 namespace {
@@ -148,6 +149,7 @@ double Sim::AdvanceAll() {
       // An onset lands when the step that holds its time is reached.
       if (!gpu.announced[i]) next = std::min(next, StepAt(gpu.faults[i].at) * kStepSeconds);
     }
+    next = std::min(next, storm::FireDue(g, DeviceHandle(g), gpu.faults, gpu.storm_fired, t));
   }
   if (!std::isnan(frozen_.load()) || time_.time_scale <= 0) {
     return std::numeric_limits<double>::infinity();

@@ -87,6 +87,8 @@ class Sim {
     std::vector<bool> announced;    // events already fired, per fault
     std::vector<ProcessSpec> attached;  // guarded by mu; Attach order
     GpuState cache;                 // guarded by mu
+    // xid-storm events fired, per fault (storm.h); guarded by mu
+    std::vector<uint64_t> storm_fired;
   };
   template <typename F>
   auto WithFaults(unsigned g, F&& f);

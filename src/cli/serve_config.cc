@@ -85,6 +85,9 @@ Status SetAnalysis(const Settings& s, serve::AgentOptions& c) {
   if (!xid_ms.ok()) return xid_ms.status();
   c.xid_window_s = static_cast<double>(*xid_ms) / 1000;
   c.health.xid_window_seconds = c.xid_window_s;
+  Result<double> training = s.Seconds("nvlink-training");
+  if (!training.ok()) return training.status();
+  c.health.nvlink_training_seconds = *training;
   Result<double> price = s.Number("gpu-hour-price");
   if (!price.ok()) return price.status();
   if (*price > 0) c.monitor.gpu_hour_price = *price;

@@ -49,6 +49,8 @@ const std::vector<SettingDef> kServeSettings = {
    "exporter-toolkit web-config YAML: TLS, client certificates, basic auth."},
   {"xid-count-window-size", "-x", "GPUSCOPE_XID_COUNT_WINDOW_SIZE", "300000", kInteger, 1000, 86400000,
    "Window of DCGM_EXP_XID_ERRORS_COUNT in ms."},
+  {"nvlink-training", "", "GPUSCOPE_NVLINK_TRAINING", "3m", kDuration, 0, 3600,
+   "After a driver load, GPU reset or reboot, an NVLink link not up yet trains for this long before it counts as down (one that was up counts at once)."},
   {"max-connections", "", "GPUSCOPE_MAX_CONNECTIONS", "1024", kInteger, 1, 100000,
    "Concurrent HTTP connections served; more wait in the kernel's accept queue."},
   {"max-connections-per-client", "", "GPUSCOPE_MAX_CONNECTIONS_PER_CLIENT", "32", kInteger, 0, 100000,

@@ -125,6 +125,13 @@ inline constexpr std::string_view kProcessLabels =
   X(kCollectorStale, "gpuscope_collector_stale", kGauge, kHealth, kNative, "",                     \
     "1 when the GPU's values are stale: a hung NVML call, or no good read within the "             \
     "staleness limit.")                                                                            \
+  /* Planned reboots and link training (health/checks_hw.cc, issue 42). */                         \
+  X(kGpuUpSince, "gpuscope_gpu_up_since_seconds", kGauge, kHealth, kNative, "",                    \
+    "Unix time the GPU came up as gpuscope saw it: its first read, or its first after it was "     \
+    "lost (a driver load or GPU reset). NVLink links train from then on.")                         \
+  X(kLinkFailure, "gpuscope_nvlink_link_failure", kGauge, kHealth, kNative, "link",                \
+    "Per NVLink link that is not up: 1 when it is down (it was up since the GPU came up, or it "   \
+    "is still not up past the training time), 0 while it trains after the GPU came up.")           \
   /* dcgm-exporter's name; the counters file may override type and help. */                        \
   X(kXidWindow, "DCGM_EXP_XID_ERRORS_COUNT", kCounter, kHealth, kDcgm, "xid, window_size_in_ms",   \
     "XID errors seen within the sliding window (window_size_in_ms), by code.")                     \

@@ -25,6 +25,7 @@ void Plain(const GpuInput& in, CheckResult& r, GpuHealth& /*h*/) {
 }
 
 void Driver(const GpuInput& in, CheckResult& r, GpuHealth& h) { internal::CheckDriver(in, r, &h); }
+void Nvlink(const GpuInput& in, CheckResult& r, GpuHealth& h) { internal::CheckNvlink(in, r, &h); }
 
 struct CheckDef {
   Check check;
@@ -40,7 +41,7 @@ constexpr CheckDef kCheckTable[] = {
     {Check::kXid, "xid", Plain<internal::CheckXid>, true},
     {Check::kMemory, "memory", Plain<internal::CheckMemory>, false},
     {Check::kPcie, "pcie", Plain<internal::CheckPcie>, false},
-    {Check::kNvlink, "nvlink", Plain<internal::CheckNvlink>, false},
+    {Check::kNvlink, "nvlink", Nvlink, false},
     {Check::kThermal, "thermal", Plain<internal::CheckThermal>, false},
     {Check::kPower, "power", Plain<internal::CheckPower>, false},
 };
@@ -160,6 +161,7 @@ void CheckDriver(const GpuInput& in, CheckResult& r, GpuHealth* out) {
       ev && ev->unavailable_events > 0 && ev->last_unavailable_time > s.sampled_at;
   if (s.state == GpuState::kLost || unavailable_event) {
     out->lost = true;
+    in.prev.up_since.reset();  // back from lost: a reset; its links train again
     const std::string why = s.state == GpuState::kLost
                                 ? (s.state_reason.empty() ? "GPU is lost" : s.state_reason)
                                 : "NVML reported the GPU unavailable (GpuUnavailableError event)";

@@ -66,6 +66,12 @@ struct GpuHealth {
   std::map<unsigned, uint64_t> xid_totals;  // since start
   std::map<unsigned, uint64_t> xid_window;  // within the window
   std::optional<unsigned> last_xid;
+  // When the GPU came up as gpuscope saw it (0: not judged): its first read,
+  // or its first after it was lost (a driver load or a GPU reset).
+  double up_since = 0;
+  // Its NVLink links that are not up: (link, down) where down is true when
+  // training does not explain it (gpuscope_nvlink_link_failure).
+  std::vector<std::pair<unsigned, bool>> nvlinks_not_up;
   std::vector<Holder> holders;            // whose work the GPU serves (Snapshot::attribution)
   std::vector<ProcessHolding> processes;  // its processes and whose each is
 
@@ -94,6 +100,9 @@ struct HealthOptions {
   double rate_min_span_seconds = 5;   // shorter spans give no rate yet
   double recent_error_seconds = 600;  // NVLink replay/recovery increases this recent fail
   double nvlink_crc_warn_per_second = 100;
+  // After a driver load or GPU reset, NVLink links train up within about a
+  // minute: a link not up yet is judged down only after this (gpuscope).
+  double nvlink_training_seconds = 180;
   double thermal_margin_celsius = 5;   // warn this close to the slowdown threshold (gpuscope)
   double shutdown_margin_celsius = 2;  // fail this close to the shutdown threshold (gpuscope)
   double retired_pages_fail = 63;
@@ -112,9 +121,11 @@ class HealthState {
   struct NvLink {
     CounterRate crc;  // CRC errors (flit + data)
     LinkCounter replay, recovery;
-    bool seen_active = false;  // seen up: down later warns
+    bool seen_active = false;  // seen up since the GPU came up: down later warns
   };
   struct Gpu {
+    // When the GPU came up (first read, or back after lost); reset while lost.
+    std::optional<double> up_since;
     CounterRate pcie_replays;
     std::map<unsigned, NvLink> nvlinks;  // by link (one lookup per link and cycle)
   };

@@ -183,13 +183,44 @@ void JudgeLinkCounter(const GpuInput& in, CheckResult& r, HealthState::LinkCount
   }
 }
 
-void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l) {
-  HealthState::NvLink& prev = in.prev.nvlinks[l.link];
+// A link that is not up is down when it was up since the GPU came up (it went
+// down on a running GPU), or when it is still not up past the training time
+// after the GPU came up (it failed to train); before that it is training, as
+// after every planned reboot, driver load or GPU reset. Returns whether it is
+// down.
+bool JudgeLinkState(const GpuInput& in, CheckResult& r, const NvLinkLink& l,
+                    HealthState::NvLink& prev) {
   if (l.active) {
     prev.seen_active = true;
-  } else if (prev.seen_active) {
+    return false;
+  }
+  constexpr std::string_view kAdvice =
+      "Reset the GPU; check the NVLink bridge or NVSwitch (Fabric Manager).";
+  if (prev.seen_active) {
     r.Raise(Verdict::kWarn, fmt::format("NVLink {} went down (was active)", LinkName(l.link)),
-            "Reset the GPU; check the NVLink bridge or NVSwitch (Fabric Manager).");
+            std::string(kAdvice));
+    return true;
+  }
+  const double up_for = in.now - in.prev.up_since.value_or(in.now);
+  const double training = in.options.nvlink_training_seconds;
+  if (up_for >= training) {
+    r.Raise(
+        Verdict::kWarn,
+        fmt::format("NVLink {} stayed down {} s after the GPU came up (links train within {} s)",
+                    LinkName(l.link), Num(std::round(up_for)), Num(training)),
+        std::string(kAdvice));
+    return true;
+  }
+  r.Note(fmt::format("NVLink {} training: not up {} s after the GPU came up (down after {} s)",
+                     LinkName(l.link), Num(std::round(up_for)), Num(training)));
+  return false;
+}
+
+void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l, GpuHealth* out) {
+  HealthState::NvLink& prev = in.prev.nvlinks[l.link];
+  if (l.link != kAllLinks) {
+    const bool down = JudgeLinkState(in, r, l, prev);
+    if (!l.active) out->nvlinks_not_up.emplace_back(l.link, down);
   }
   if (l.crc_flit || l.crc_data) {
     const double crc = static_cast<double>(l.crc_flit.value_or(0) + l.crc_data.value_or(0));
@@ -213,8 +244,13 @@ void JudgeLink(const GpuInput& in, CheckResult& r, const NvLinkLink& l) {
 
 }  // namespace
 
-void CheckNvlink(const GpuInput& in, CheckResult& r) {
+void CheckNvlink(const GpuInput& in, CheckResult& r, GpuHealth* out) {
   const GpuSample& s = in.sample;
+  if (!in.prev.up_since) {  // first read, or back after lost: links train from now
+    in.prev.up_since = in.now;
+    for (auto& [link, l] : in.prev.nvlinks) l.seen_active = false;
+  }
+  out->up_since = *in.prev.up_since;
   std::vector<NvLinkLink> totals;
   const std::vector<NvLinkLink>* links = &s.nvlink;  // read every cycle: not copied
   if (links->empty()) {  // totals over all links, when per-link reads are absent
@@ -240,7 +276,7 @@ void CheckNvlink(const GpuInput& in, CheckResult& r) {
   r.evaluated = true;
   unsigned active = 0;
   for (const NvLinkLink& l : *links) {
-    JudgeLink(in, r, l);
+    JudgeLink(in, r, l, out);
     active += l.active;
   }
   if (r.verdict == Verdict::kOk && s.nvlink.size() > 0) {

@@ -20,7 +20,8 @@ struct GpuInput {
 
 void CheckMemory(const GpuInput& in, CheckResult& r);
 void CheckPcie(const GpuInput& in, CheckResult& r);
-void CheckNvlink(const GpuInput& in, CheckResult& r);
+// Sets out->up_since and out->nvlinks_down too.
+void CheckNvlink(const GpuInput& in, CheckResult& r, GpuHealth* out);
 void CheckThermal(const GpuInput& in, CheckResult& r);
 void CheckPower(const GpuInput& in, CheckResult& r);
 void CheckXid(const GpuInput& in, CheckResult& r);

@@ -1,9 +1,13 @@
 #include "health/events.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 #include "base/log.h"
+#include "health/xid_catalog.h"
 #include "nvml/library.h"
 
 namespace gpuscope::health {
@@ -32,7 +36,7 @@ class NvmlEventSource : public EventSource {
 std::map<unsigned, uint64_t> GpuEvents::WindowCounts(double since) const {
   std::map<unsigned, uint64_t> counts;
   for (const XidOccurrence& x : recent) {
-    if (x.time >= since) ++counts[x.xid];
+    if (x.time >= since) counts[x.xid] += x.count;
   }
   return counts;
 }
@@ -57,7 +61,18 @@ void EventTracker::Record(const nvml::Event& event, double now) {
       ++g.xid_counts[xid];
       g.last_xid = xid;
       g.last_xid_time = now;
-      g.recent.push_back({now, xid});
+      // Merge into this second's entry for the code (few codes per second,
+      // at the back): a storm grows a count, not the deque.
+      const auto second = static_cast<int64_t>(std::floor(now));
+      for (auto it = g.recent.rbegin(); it != g.recent.rend(); ++it) {
+        if (static_cast<int64_t>(std::floor(it->time)) != second) break;
+        if (it->xid == xid) {
+          ++it->count;
+          it->time = std::max(it->time, now);
+          return;
+        }
+      }
+      g.recent.push_back({now, xid, 1});
       break;
     }
     case nvml::events::kSingleBitEcc:
@@ -88,6 +103,40 @@ void EventTracker::Expire(double now) {
 
 void EventTracker::SetError(std::string error) { state_.error = std::move(error); }
 
+std::string XidLogLimiter::Line(unsigned gpu, unsigned xid, const Entry& e, uint64_t count,
+                                double now) const {
+  const XidInfo info = LookupXid(xid);
+  const std::string what = fmt::format("XID {} on GPU {} ({})", xid, gpu, info.name);
+  if (e.last_line == 0 && count == 1) return what;
+  return fmt::format(
+      "{}: {} since the last line {:.0f} s ago (one line per {:.0f} s per GPU and XID)", what,
+      count, now - e.last_line, interval_s_);
+}
+
+std::string XidLogLimiter::Observe(unsigned gpu, unsigned xid, double now) {
+  auto [it, first] = entries_.try_emplace({gpu, xid});
+  Entry& e = it->second;
+  if (!first && now - e.last_line < interval_s_) {
+    ++e.suppressed;
+    return "";
+  }
+  std::string line = Line(gpu, xid, first ? Entry{} : e, e.suppressed + 1, now);
+  e.last_line = now;
+  e.suppressed = 0;
+  return line;
+}
+
+std::vector<std::string> XidLogLimiter::Flush(double now) {
+  std::vector<std::string> lines;
+  for (auto& [key, e] : entries_) {
+    if (e.suppressed == 0 || now - e.last_line < interval_s_) continue;
+    lines.push_back(Line(key.first, key.second, e, e.suppressed, now));
+    e.last_line = now;
+    e.suppressed = 0;
+  }
+  return lines;
+}
+
 void EventTracker::WaitFailed(std::string error) {
   state_.error = std::move(error);
   ++state_.wait_errors;
@@ -97,8 +146,12 @@ void EventTracker::WaitFailed(std::string error) {
 EventMonitor::EventMonitor(std::unique_ptr<EventSource> source, Options options)
     : source_(std::move(source)),
       options_(std::move(options)),
-      tracker_(options_.xid_window_seconds) {
+      tracker_(options_.xid_window_seconds),
+      xid_log_(options_.xid_log_interval_seconds) {
   if (!options_.clock) options_.clock = SystemNow;
+  if (!options_.log_line) {
+    options_.log_line = [](const std::string& line) { log::Warn("events: {}", line); };
+  }
   if (options_.wait_timeout_ms == 0) options_.wait_timeout_ms = 1;
 }
 
@@ -186,6 +239,8 @@ void EventMonitor::Run() {
       tracker_.WaitSucceeded();
       if (got->has_value()) tracker_.Record(**got, now);
       tracker_.Expire(now);
+      lock.unlock();  // the log is the thread's own
+      LogXids(got->has_value() ? &**got : nullptr, now);
       continue;
     }
     // A lost GPU or driver trouble: note it, pause (so a persistent error
@@ -196,6 +251,18 @@ void EventMonitor::Run() {
     tracker_.WaitFailed(got.status().message());
     cv_.wait_for(lock, std::chrono::milliseconds(pause_ms), [this] { return stop_; });
   }
+}
+
+void EventMonitor::LogXids(const nvml::Event* event, double now) {
+  if (event && event->type == nvml::events::kXidCritical) {
+    const auto xid = static_cast<unsigned>(std::min<uint64_t>(event->data, 0xFFFFFFFFu));
+    if (std::string line = xid_log_.Observe(event->device_index, xid, now); !line.empty()) {
+      options_.log_line(line);
+    }
+  }
+  if (now < next_flush_) return;  // the counted XIDs are reported about once a second
+  next_flush_ = now + 1;
+  for (const std::string& line : xid_log_.Flush(now)) options_.log_line(line);
 }
 
 EventState EventMonitor::State() const {

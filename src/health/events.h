@@ -4,6 +4,12 @@
 // the last XID, a sliding window of recent XIDs (dcgm-exporter's
 // -x/--xid-count-window-size, default 300000 ms), ECC and other event counts.
 //
+// XID storms (a GPU repeating a few codes thousands of times a second): the
+// window keeps one entry per (second, code), not one per XID, so its memory
+// is bounded by window x distinct codes whatever the rate; the totals stay
+// exact. The log gets one line per (GPU, XID) per log interval with the count
+// of the XIDs since its last line (XidLogLimiter), not a line per event.
+//
 // EventTracker is the pure bookkeeping (no thread, no NVML) that tests drive
 // directly; EventMonitor owns the thread and a tracker behind a mutex. The
 // thread waits at most wait_timeout_ms per call so Stop() returns promptly;
@@ -25,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/status.h"
@@ -34,9 +41,11 @@ namespace gpuscope::health {
 
 inline constexpr double kDefaultXidWindowSeconds = 300;  // dcgm-exporter's 300000 ms
 
+// `count` XIDs of one code within one whole second; `time` is the latest.
 struct XidOccurrence {
   double time = 0;  // unix seconds
   unsigned xid = 0;
+  uint64_t count = 1;
 };
 
 // What the events said about one GPU.
@@ -45,7 +54,7 @@ struct GpuEvents {
   std::map<unsigned, uint64_t> xid_counts;  // XID code -> count since start
   std::optional<unsigned> last_xid;         // DCGM_FI_DEV_XID_ERRORS
   double last_xid_time = 0;
-  std::deque<XidOccurrence> recent;         // within the window, oldest first
+  std::deque<XidOccurrence> recent;         // within the window, oldest second first
   uint64_t sbe_events = 0, dbe_events = 0;  // ECC error events since start
   uint64_t unavailable_events = 0;          // GpuUnavailableError events
   double last_unavailable_time = 0;
@@ -91,6 +100,33 @@ class EventTracker {
   EventState state_;
 };
 
+inline constexpr double kDefaultXidLogIntervalSeconds = 60;
+
+// One log line per (GPU, XID) per interval: the first XID of a code on a GPU
+// is logged at once; later ones within the interval are only counted, and the
+// first line after it (the next XID's, or Flush's when the XIDs stopped) says
+// how many came since the last line. The counts of a code's lines add up to
+// its total.
+class XidLogLimiter {
+ public:
+  explicit XidLogLimiter(double interval_s = kDefaultXidLogIntervalSeconds)
+      : interval_s_(interval_s) {}
+  // The line to log for this XID at `now`, or "" when it is only counted.
+  std::string Observe(unsigned gpu, unsigned xid, double now);
+  // The lines of the codes whose interval passed with XIDs counted.
+  std::vector<std::string> Flush(double now);
+
+ private:
+  struct Entry {
+    double last_line = 0;     // when its last line was logged
+    uint64_t suppressed = 0;  // XIDs counted since
+  };
+  std::string Line(unsigned gpu, unsigned xid, const Entry& e, uint64_t count, double now) const;
+
+  double interval_s_;
+  std::map<std::pair<unsigned, unsigned>, Entry> entries_;  // (GPU, XID)
+};
+
 // Where events come from: nvml::EventSet in production, a fake in tests.
 class EventSource {
  public:
@@ -105,6 +141,9 @@ class EventMonitor {
     unsigned wait_timeout_ms = 500;
     double xid_window_seconds = kDefaultXidWindowSeconds;
     std::function<double()> clock;  // unix seconds; default: the system clock
+    double xid_log_interval_seconds = kDefaultXidLogIntervalSeconds;
+    // Where XID log lines go; default: the log at warning level.
+    std::function<void(const std::string&)> log_line;
   };
 
   // Creates an event set on `library`, registers every whole GPU in `gpus`
@@ -137,6 +176,9 @@ class EventMonitor {
  private:
   EventMonitor(std::unique_ptr<EventSource> source, Options options);
   void Run();
+  // Logs `event` when it is an XID (XidLogLimiter) and the XIDs counted
+  // since; on the thread, without the lock.
+  void LogXids(const nvml::Event* event, double now);
 
   // Declared first so it is destroyed last: the source's event set uses it.
   std::shared_ptr<const nvml::Library> library_;  // set by the shared_ptr Start
@@ -146,6 +188,8 @@ class EventMonitor {
   std::condition_variable cv_;
   bool stop_ = false;
   EventTracker tracker_;
+  XidLogLimiter xid_log_;  // only the thread uses it
+  double next_flush_ = 0;
   std::thread thread_;
 };
 

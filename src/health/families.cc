@@ -60,6 +60,8 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
   prom::Family status = prom::MakeFamily(prom::kGpuHealthStatus);
   status.help = options.health_status_help;
   status.type = options.health_status_type;
+  prom::Family up_since = prom::MakeFamily(prom::kGpuUpSince);
+  prom::Family link_down = prom::MakeFamily(prom::kLinkFailure);
   const std::string window_ms = std::to_string(std::llround(report.xid_window_seconds * 1000));
   for (const GpuHealth& g : report.gpus) {
     for (const CheckResult& c : g.checks) {
@@ -68,6 +70,14 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
                                           static_cast<double>(c.verdict)));
     }
     stale.samples.push_back(MakeSample(g, {}, g.stale ? 1 : 0));
+    // Only while a link is not up, the time that tells training from down
+    // (no series per GPU otherwise: the lean profile's budget).
+    if (g.up_since > 0 && !g.nvlinks_not_up.empty()) {
+      up_since.samples.push_back(MakeSample(g, {}, g.up_since));
+    }
+    for (const auto& [link, down] : g.nvlinks_not_up) {
+      link_down.samples.push_back(MakeSample(g, {{"link", std::to_string(link)}}, down ? 1 : 0));
+    }
     if (options.health_status) AddHealthStatus(g, status);
     for (const auto& [xid, count] : g.xid_window) {
       window.samples.push_back(
@@ -78,6 +88,8 @@ std::vector<prom::Family> ToFamilies(const HealthReport& report, const FamilyOpt
   std::vector<prom::Family> out;
   out.push_back(std::move(health));
   out.push_back(std::move(stale));
+  if (!up_since.samples.empty()) out.push_back(std::move(up_since));
+  if (!link_down.samples.empty()) out.push_back(std::move(link_down));
   if (options.xid_count_window && !window.samples.empty()) out.push_back(std::move(window));
   if (options.health_status && !status.samples.empty()) out.push_back(std::move(status));
   return out;

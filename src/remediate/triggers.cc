@@ -33,8 +33,13 @@ bool Positive(const GpuSample* sample, Metric m) {
   return sample && sample->Find(m).value_or(0) > 0;
 }
 
-// The NVLink check's words for a link seen up that went down (checks_hw.cc).
+// A link down that training does not explain (checks_hw.cc): it went down
+// after being up, or it is still down past the training time. A link that
+// trains after a reboot, driver load or GPU reset is not down.
 bool NvlinkWentDown(const health::GpuHealth& gpu) {
+  for (const auto& [link, down] : gpu.nvlinks_not_up) {
+    if (down) return true;
+  }
   for (const std::string& line : gpu.Get(health::Check::kNvlink).evidence) {
     if (line.find("went down") != std::string::npos) return true;
   }

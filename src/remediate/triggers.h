@@ -69,7 +69,7 @@ inline constexpr std::array<Trigger, 12> kTriggers = {{
      "GpuRecoveryActionRequired.md"},
     {Finding::kRecoveryReboot, "recovery_reboot", "recovery action: node reboot", true,
      "GpuRecoveryActionRequired.md"},
-    {Finding::kNvlinkDown, "nvlink_down", "NVLink down", false, "GpuNvlinkErrors.md"},
+    {Finding::kNvlinkDown, "nvlink_down", "NVLink down", false, "GpuNvlinkDown.md"},
 }};
 
 // Rows are in enum order, so TriggerOf is an index (checked at compile time).

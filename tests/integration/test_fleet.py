@@ -338,6 +338,8 @@ SPARSE = {"gpuscope_ecc_errors_total", "gpuscope_collector_stale",
           "gpuscope_gpu_health", "gpuscope_bottleneck", "gpuscope_bottleneck_confidence",
           "gpuscope_nvlink_link_errors_total", "gpuscope_nvlink_link_active",
           "gpuscope_xid_errors_total", "gpuscope_memory_oom_eta_seconds",
+          # only for NVLink links that are not up (training or down; issue 42)
+          "gpuscope_nvlink_link_failure", "gpuscope_gpu_up_since_seconds",
           # only with --remediate (no agent of this fleet remediates; test_remediate_slurm)
           "gpuscope_remediation_actions_total",
           # only where a holder's processes are known and NVML gives per-process samples

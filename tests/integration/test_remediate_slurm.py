@@ -7,6 +7,7 @@ The agent runs on the simulator; faults are injected through its control file.
 
   - a healthy node is never touched (no action logged, node idle, no reason);
   - dry run: XID 79 logs and counts the intended drain and changes nothing;
+  - an XID storm (1,000 XID 95s a second, issue 42) is one dry-run decision;
   - a real run drains within 30 s of XID 79 with a reason naming it, once,
     and resumes its own drain once the GPU is back and healthy for
     --remediate-resume-after;
@@ -85,6 +86,19 @@ class RemediateSlurmTest(unittest.TestCase):
         wait_until(lambda: self.counter(s, action, result) == value,
                    "gpuscope_remediation_actions_total{action=%s,result=%s} == %s (is %s)"
                    % (action, result, value, self.counter(s, action, result)), timeout=10)
+
+    def test_xid_storm_decides_once(self):
+        """An XID storm (issue 42): 1,000 XID 95s a second on GPU 1 for 5 s (dry run) is one
+        fault, decided once, not one decision per event or cycle."""
+        s = self.serve("--remediate-dry-run")
+        self.inject(["inject 1 xid-storm 95 1000"])
+        wait_action(s, "drain", "dry_run")
+        time.sleep(5)
+        self.inject(["clear 1 xid-storm"])
+        time.sleep(1)
+        check(actions(s) == [("drain", "dry_run")], "one decision: %s" % actions(s))
+        self.wait_counter(s, "drain", "dry_run", 1)
+        check(self.slurm.node(NODE) == ("idle", ""), "dry run changed the node")
 
     def test_healthy_node_never_touched(self):
         s = self.serve("--remediate-resume-after", "1s")

@@ -186,6 +186,59 @@ TEST_F(EvaluateTest, NvlinkLinkGoingDownWarns) {
   HealthReport r = Run(snap_, kNow + 1);
   EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kWarn);
   EXPECT_TRUE(HasEvidence(Result(r, Check::kNvlink), "link 1 went down"));
+  ASSERT_EQ(r.gpus[0].nvlinks_not_up.size(), 1u);
+  EXPECT_TRUE(r.gpus[0].nvlinks_not_up[0].second);  // down at once: it was up
+}
+
+// A planned reboot: gpuscope starts with the GPU, its links train up over
+// about a minute. Nothing warns, and the links not up yet read 0 (training).
+TEST_F(EvaluateTest, NvlinkLinksTrainingAfterTheGpuCameUpDoNotWarn) {
+  Sample().nvlink = {NvLinkLink{0, false}, NvLinkLink{1, false}};
+  for (double t = 0; t < 60; t += 10) {
+    HealthReport r = Run(snap_, kNow + t);
+    EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kOk) << Dump(Result(r, Check::kNvlink));
+    EXPECT_TRUE(HasEvidence(Result(r, Check::kNvlink), "link 1 training"));
+    EXPECT_EQ(r.gpus[0].up_since, kNow);
+    ASSERT_EQ(r.gpus[0].nvlinks_not_up.size(), 2u);
+    EXPECT_FALSE(r.gpus[0].nvlinks_not_up[1].second);
+  }
+  Sample().nvlink = {NvLinkLink{0, true}, NvLinkLink{1, true}};  // trained at 60 s
+  HealthReport r = Run(snap_, kNow + 60);
+  EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kOk);
+  EXPECT_TRUE(r.gpus[0].nvlinks_not_up.empty());
+}
+
+// A link that never trains is down once the training time has passed.
+TEST_F(EvaluateTest, NvlinkLinkStillDownPastTrainingWarns) {
+  Sample().nvlink = {NvLinkLink{0, false}, NvLinkLink{1, false}};
+  Run(snap_);
+  Sample().nvlink[0].active = true;  // link 0 trains, link 1 never does
+  HealthReport r = Run(snap_, kNow + options_.nvlink_training_seconds - 1);
+  EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kOk);
+  r = Run(snap_, kNow + options_.nvlink_training_seconds);
+  EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kWarn);
+  EXPECT_TRUE(
+      HasEvidence(Result(r, Check::kNvlink),
+                  "link 1 stayed down 180 s after the GPU came up (links train within 180 s)"))
+      << Dump(Result(r, Check::kNvlink));
+  ASSERT_EQ(r.gpus[0].nvlinks_not_up.size(), 1u);
+  EXPECT_EQ(r.gpus[0].nvlinks_not_up[0], std::make_pair(1u, true));
+}
+
+// A GPU reset (lost, then back): its links train again without a warning,
+// though they were up before.
+TEST_F(EvaluateTest, NvlinkLinksTrainAgainAfterTheGpuWasLost) {
+  Sample().nvlink = {NvLinkLink{0, true}};
+  Run(snap_);
+  Sample().state = GpuState::kLost;
+  Run(snap_, kNow + 500);
+  Sample().state = GpuState::kOk;
+  Sample().nvlink[0].active = false;
+  HealthReport r = Run(snap_, kNow + 520);
+  EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kOk) << Dump(Result(r, Check::kNvlink));
+  EXPECT_EQ(r.gpus[0].up_since, kNow + 520);
+  r = Run(snap_, kNow + 520 + options_.nvlink_training_seconds);
+  EXPECT_EQ(Result(r, Check::kNvlink).verdict, Verdict::kWarn);
 }
 
 TEST_F(EvaluateTest, NvlinkTotalsWhenNoPerLinkData) {

@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -57,6 +59,63 @@ TEST(EventTracker, SlidingWindowExpires) {
   t.Expire(1600);
   EXPECT_TRUE(t.state().Find(0)->WindowCounts().empty());
   EXPECT_EQ(t.state().Find(0)->xid_counts.at(13), 2u);  // totals are forever
+}
+
+// A storm of 1,000 XIDs/s for 60 s over four codes, mostly repeats: exact
+// totals and window counts, and a window that holds entries per second and
+// code, not per XID.
+TEST(EventTracker, StormKeepsExactCountsInABoundedWindow) {
+  EventTracker t(300);
+  const unsigned codes[] = {13, 13, 13, 13, 13, 31, 31, 31, 43, 95};  // 10 per 10 ms
+  uint64_t sent = 0;
+  for (int ms = 0; ms < 60000; ++ms) {
+    t.Record(Xid(0, codes[ms % 10]), 1000 + ms / 1000.0);
+    ++sent;
+  }
+  t.Expire(1060);
+  const GpuEvents* g = t.state().Find(0);
+  EXPECT_EQ(sent, 60000u);
+  EXPECT_EQ(g->xid_counts.at(13), 30000u);
+  EXPECT_EQ(g->xid_counts.at(31), 18000u);
+  EXPECT_EQ(g->xid_counts.at(43), 6000u);
+  EXPECT_EQ(g->xid_counts.at(95), 6000u);
+  const auto window = g->WindowCounts();
+  EXPECT_EQ(window.at(13), 30000u);
+  EXPECT_EQ(window.at(95), 6000u);
+  EXPECT_LE(g->recent.size(), 60u * 4);            // one entry per second and code
+  EXPECT_EQ(g->WindowCounts(1030).at(31), 9000u);  // seconds 1030..1059
+  t.Expire(1000 + 300 + 30.5);                     // drops seconds 1000..1029
+  EXPECT_EQ(t.state().Find(0)->WindowCounts().at(31), 9000u);
+}
+
+TEST(XidLogLimiter, OneLinePerGpuAndXidPerIntervalWithTheCountSince) {
+  XidLogLimiter limiter(60);
+  std::vector<std::string> lines;
+  std::map<unsigned, uint64_t> sent;
+  for (int ms = 0; ms < 150000; ++ms) {  // 1,000/s on GPU 0 for 150 s
+    const unsigned xid = ms % 4 == 0 ? 31 : 13;
+    ++sent[xid];
+    if (auto line = limiter.Observe(0, xid, 1000 + ms / 1000.0); !line.empty()) {
+      lines.push_back(line);
+    }
+  }
+  ASSERT_FALSE(limiter.Observe(1, 13, 1150).empty());            // another GPU has its own line
+  for (auto& line : limiter.Flush(1149)) lines.push_back(line);  // not an interval yet
+  EXPECT_EQ(lines.size(), 6u);                                   // per code: at 0, 60 and 120 s
+  for (auto& line : limiter.Flush(1200)) lines.push_back(line);
+  EXPECT_EQ(lines.size(), 8u);  // and what came after 120 s
+  EXPECT_TRUE(limiter.Flush(1300).empty());
+  // The counts add up to what was sent.
+  std::map<unsigned, uint64_t> logged;
+  for (const std::string& line : lines) {
+    unsigned xid = 0;
+    ASSERT_EQ(std::sscanf(line.c_str(), "XID %u on GPU 0", &xid), 1) << line;
+    const auto colon = line.find("): ");
+    logged[xid] += colon == std::string::npos ? 1 : std::stoull(line.substr(colon + 3));
+  }
+  EXPECT_EQ(logged, sent);
+  EXPECT_EQ(lines[0], "XID 31 on GPU 0 (MMU fault)");
+  EXPECT_NE(lines.back().find("since the last line 80 s ago"), std::string::npos) << lines.back();
 }
 
 TEST(EventTracker, EccUnavailableAndRecoveryEvents) {
@@ -157,6 +216,39 @@ TEST(EventMonitor, StateExpiresTheWindowAtReadTime) {
   now = 161;
   EXPECT_TRUE(monitor->State().Find(0)->WindowCounts().empty());
   EXPECT_EQ(monitor->State().Find(0)->xid_counts.at(48), 1u);
+}
+
+TEST(EventMonitor, LogsAStormOncePerIntervalNotPerEvent) {
+  auto source = std::make_unique<FakeSource>();
+  for (int i = 0; i < 5000; ++i) source->Push(std::optional<nvml::Event>(Xid(2, 95)));
+  EventMonitor::Options options;
+  options.wait_timeout_ms = 5;
+  options.xid_log_interval_seconds = 60;
+  std::atomic<double> now{100};
+  options.clock = [&now] { return now.load(); };
+  std::mutex mu;
+  std::vector<std::string> lines;
+  options.log_line = [&](const std::string& line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.push_back(line);
+  };
+  auto monitor = EventMonitor::StartWith(std::move(source), {{2, 0xF}}, options);
+  ASSERT_TRUE(Eventually([&] {
+    const EventState s = monitor->State();
+    return s.Find(2)->xid_counts.count(95) && s.Find(2)->xid_counts.at(95) == 5000;
+  }));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    ASSERT_EQ(lines.size(), 1u);
+    EXPECT_EQ(lines[0].rfind("XID 95 on GPU 2 (", 0), 0u) << lines[0];
+  }
+  now = 161;  // the interval passed: the XIDs counted since are reported once
+  ASSERT_TRUE(Eventually([&] {
+    std::lock_guard<std::mutex> lock(mu);
+    return lines.size() == 2;
+  }));
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_NE(lines[1].find(": 4999 since the last line 61 s ago"), std::string::npos) << lines[1];
 }
 
 TEST(EventMonitor, StopReturnsPromptlyFromABlockingWait) {

@@ -38,6 +38,35 @@ Decision Cycle(PolicyState& s, const std::vector<Fault>& faults, double now, con
   return d;
 }
 
+// An XID storm (issue 42): XID 95 standing on GPU 0 through 60 cycles while
+// its count climbs by the thousand, beside thousands of application XIDs. One
+// decision for the fault, not one per event or cycle; it stays handled while
+// the storm goes on, and the cleared storm is not a new fault.
+TEST(Storm, DecidesOncePerFaultNotPerEvent) {
+  PolicyOptions o;
+  o.dry_run = true;
+  PolicyState s;
+  health::HealthReport report;
+  report.gpus.resize(2);
+  report.gpus[0].uuid = "GPU-0";
+  report.gpus[1].gpu = report.gpus[1].slot = 1;
+  Snapshot snapshot;
+  snapshot.samples.resize(2);
+  int decisions = 0;
+  for (int t = 0; t < 60; ++t) {
+    report.gpus[0].xid_window = {{13, 500u * (t + 1)}, {31, 300u * (t + 1)}, {95, 5u * (t + 1)}};
+    const std::vector<Fault> faults = FindFaults(report, snapshot, DefaultFindings());
+    ASSERT_EQ(faults.size(), 1u);  // xid_95; the application XIDs are no trigger
+    const Decision d = Cycle(s, faults, 1000 + t, Idle(), o);
+    if (d.outcome != Outcome::kNone) {
+      ++decisions;
+      EXPECT_EQ(d.outcome, Outcome::kDryRun);
+      EXPECT_EQ(d.keys, std::vector<std::string>{"xid_95/GPU-0"});
+    }
+  }
+  EXPECT_EQ(decisions, 1);
+}
+
 TEST(Reason, NamesFaultGpuUuidAndRunbook) {
   EXPECT_EQ(ReasonFor(kXid79, 4),
             "gpuscope: XID 79 on GPU 3 (GPU-3) of 4 GPUs "

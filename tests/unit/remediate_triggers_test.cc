@@ -81,6 +81,18 @@ TEST(Triggers, FindsEachSeedCase) {
   EXPECT_EQ(f[0].Describe(), "XID 79 on GPU 0 (GPU-0)");
 }
 
+// After a planned reboot the links train: not a fault. A link still down
+// past the training time is (nvlink_down, when enabled).
+TEST(Triggers, NvlinkTrainingIsNoFaultALinkDownPastTrainingIs) {
+  Cycle c;
+  c.Gpu(0).nvlinks_not_up = {{0, false}, {1, false}};  // training
+  EXPECT_TRUE(c.Faults({Finding::kNvlinkDown}).empty());
+  c.Gpu(0).nvlinks_not_up = {{1, true}};  // stayed down past training
+  const std::vector<Fault> f = c.Faults({Finding::kNvlinkDown});
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].finding, Finding::kNvlinkDown);
+}
+
 TEST(Triggers, OnlyEnabledFindingsAct) {
   Cycle c;
   c.Gpu(0).xid_window[79] = 1;

@@ -7,6 +7,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -203,6 +206,111 @@ const Case kCases[] = {
      {{1, kDriver, kWarn, "collector stale"}, {0, kDriver, kOk, ""}},
      true},
 };
+
+// The drills of issue 42 sample many times, as serve does.
+class DrillTest : public ::testing::Test {
+ protected:
+  void Open(const std::string& scenario) {
+    scenario_.emplace("GPUSCOPE_SIM_SCENARIO",
+                      test_support::SourceDir() + "/sim/scenarios/health/" + scenario);
+    frozen_.emplace("GPUSCOPE_SIM_FROZEN_TIME", "0");
+    collect::SamplerOptions options;
+    options.nvml_path = test_support::SimLibraryPath();
+    sampler_ = std::make_unique<collect::Sampler>(options, [this] { return now_.load(); });
+    ASSERT_TRUE(sampler_->Open().ok()) << sampler_->Open().message();
+    set_time_ = sampler_->library()->sim().set_time;
+    ASSERT_NE(set_time_, nullptr);
+    EventMonitor::Options eo;
+    eo.wait_timeout_ms = 50;
+    eo.clock = [this] { return now_.load(); };
+    eo.log_line = [this](const std::string& line) { log_lines_.push_back(line); };
+    auto monitor = EventMonitor::Start(sampler_->library(), eo);
+    ASSERT_TRUE(monitor.ok()) << monitor.status().message();
+    monitor_ = std::move(*monitor);
+  }
+  // Scenario time t; the clock follows (gpuscope started at t = 0).
+  void At(double t) {
+    set_time_(t);
+    now_ = kBase + t;
+  }
+  HealthReport Judge() {
+    Snapshot snap = *sampler_->SampleOnce(true);
+    return serve::JudgeCycle(snap, monitor_->State(), state_, now_, {});
+  }
+  void TearDown() override {
+    if (monitor_) monitor_->Stop();
+  }
+
+  std::optional<ScopedEnv> scenario_, frozen_;
+  std::atomic<double> now_{kBase};
+  std::unique_ptr<collect::Sampler> sampler_;
+  nvml::SimHooks::SetTime set_time_ = nullptr;
+  std::unique_ptr<EventMonitor> monitor_;
+  std::vector<std::string> log_lines_;  // only the event thread writes, read after Stop
+  HealthState state_;
+};
+
+// Links training up over a minute after the node booted: nothing is found,
+// at any cycle.
+TEST_F(DrillTest, PlannedRebootRaisesNothingWhileLinksTrain) {
+  Open("planned-reboot.yaml");
+  for (double t = 1; t <= 240; t += 5) {
+    At(t);
+    const HealthReport r = Judge();
+    EXPECT_EQ(r.verdict, Verdict::kOk) << "t = " << t << "\n" << FormatReport(r, {true});
+    for (const GpuHealth& g : r.gpus) {
+      for (const auto& [link, down] : g.nvlinks_not_up) {
+        EXPECT_FALSE(down) << "t = " << t << " GPU " << g.gpu << " link " << link;
+        EXPECT_LT(t, 60) << "link " << link << " still not up";
+      }
+    }
+  }
+}
+
+// A link that never trains is down after the training time; a link that goes
+// down on the running node is down at once.
+TEST_F(DrillTest, LinkDownPastTrainingOrOnARunningNodeIsFound) {
+  Open("nvlink-fails-training.yaml");
+  for (double t = 1; t < 100; t += 5) {
+    At(t);
+    const HealthReport r = Judge();
+    EXPECT_EQ(r.verdict, Verdict::kOk) << "t = " << t << "\n" << FormatReport(r, {true});
+  }
+  At(101);  // GPU 0's link 2 went down at 100 s on the running node
+  HealthReport r = Judge();
+  EXPECT_EQ(r.gpus[0].Get(Check::kNvlink).verdict, Verdict::kWarn);
+  EXPECT_TRUE(HasEvidence(r.gpus[0].Get(Check::kNvlink), "link 2 went down (was active)"));
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::kOk) << FormatReport(r, {true});  // 100 s: training
+  At(181);  // 180 s after gpuscope first read GPU 1 (t = 1)
+  r = Judge();
+  EXPECT_EQ(r.gpus[1].Get(Check::kNvlink).verdict, Verdict::kWarn);
+  EXPECT_TRUE(HasEvidence(r.gpus[1].Get(Check::kNvlink), "link 5 stayed down 180 s"))
+      << Dump(r.gpus[1].Get(Check::kNvlink));
+  ASSERT_EQ(r.gpus[1].nvlinks_not_up.size(), 1u);
+  EXPECT_EQ(r.gpus[1].nvlinks_not_up[0], std::make_pair(5u, true));
+}
+
+// The storm's counts are exact, and the log has a line per (GPU, XID) per
+// minute, not one per XID.
+TEST_F(DrillTest, XidStormCountsExactlyAndLogsOncePerMinute) {
+  Open("xid-storm.yaml");
+  At(1);
+  Judge();
+  At(70);
+  const std::map<unsigned, uint64_t> want = {{13, 30000}, {31, 18000}, {43, 11700}, {95, 300}};
+  for (int i = 0; i < 1000 && monitor_->State().Find(0)->xid_counts != want; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(monitor_->State().Find(0)->xid_counts, want);
+  const HealthReport r = Judge();
+  EXPECT_EQ(r.gpus[0].xid_window, want);
+  EXPECT_EQ(r.gpus[0].Get(Check::kXid).verdict, Verdict::kFail);
+  EXPECT_EQ(r.gpus[1].verdict, Verdict::kOk);
+  const EventState st = monitor_->State();
+  EXPECT_TRUE(!st.Find(1) || st.Find(1)->xid_counts.empty());
+  monitor_->Stop();
+  EXPECT_EQ(log_lines_.size(), 4u);  // the first of each code; the rest within the minute
+}
 
 INSTANTIATE_TEST_SUITE_P(Scenarios, HealthScenarioTest, ::testing::ValuesIn(kCases),
                          [](const ::testing::TestParamInfo<Case>& info) {

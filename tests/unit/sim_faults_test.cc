@@ -87,6 +87,30 @@ TEST_F(SimFaultsTest, InjectedXidIsDeliveredThroughEventSetWait) {
   EXPECT_EQ(nv.nvmlEventSetFree(set), 0);
 }
 
+// `inject <gpu> xid-storm <xid> [rate]`: XIDs at the rate until cleared.
+TEST_F(SimFaultsTest, InjectedXidStormFiresAtItsRateUntilCleared) {
+  ASSERT_EQ(StartWithControl("training-8xh100"), 0);
+  nvmlEventSet_t set = nullptr;
+  ASSERT_EQ(nv.nvmlEventSetCreate(&set), 0);
+  ASSERT_EQ(nv.nvmlDeviceRegisterEvents(Device(4), 0x8, set), 0);
+  Command("inject 4 xid-storm 95 2000");
+  nvmlEventData_t data{};
+  int events = 0;
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - start < milliseconds(300)) {
+    if (nv.nvmlEventSetWait_v2(set, &data, 50) != 0) continue;
+    ++events;
+    EXPECT_EQ(data.eventData, 95ull);
+    EXPECT_EQ(data.device, Device(4));
+  }
+  EXPECT_GT(events, 100);  // 2,000/s; the first comes once the line is applied
+  Command("clear 4 xid-storm");
+  // Drain what was due before the clear; then nothing more comes.
+  ASSERT_TRUE(Eventually([&] { return nv.nvmlEventSetWait_v2(set, &data, 100) == 10; }));
+  EXPECT_EQ(nv.nvmlEventSetWait_v2(set, &data, 100), 10);
+  EXPECT_EQ(nv.nvmlEventSetFree(set), 0);
+}
+
 TEST_F(SimFaultsTest, ScenarioXidFiresWhenItsTimeIsCrossed) {
   // fault-drill loses GPU 3 with XID 79 at t = 5; start just before.
   ASSERT_EQ(Start("fault-drill", {{"GPUSCOPE_SIM_START_TIME", "4.7"}}), 0);
