@@ -57,9 +57,10 @@ using FileExists = std::function<bool(const std::string&)>;
 Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLookup& env,
                                       const std::string& exe_dir, const FileExists& exists);
 
-// Applies the options to this process: with --simulate, checks a scenario
-// path exists and exports GPUSCOPE_SIM_SCENARIO (paths made absolute). Returns
-// the library path to open.
+// Applies the options to this process: with --simulate, checks the scenario
+// exists (a path, or a name shipped beside the simulator; kNotFound listing
+// the shipped ones) and exports GPUSCOPE_SIM_SCENARIO (paths made absolute).
+// Returns the library path to open.
 Result<std::string> PrepareNvml(const CommonOptions& options);
 
 // The scenario shown to users: --simulate's value or GPUSCOPE_SIM_SCENARIO,

@@ -8,6 +8,7 @@
 #include "analysis/report.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/stop.h"
 #include "collect/sampler.h"
@@ -19,6 +20,8 @@ namespace {
 
 constexpr double kStepSeconds = 1;
 constexpr double kProgressEverySeconds = 10;
+// Stepping the simulator says how far it got once it has taken this long.
+constexpr double kSteppingProgressAfterSeconds = 1;
 
 // What was sampled: the sampler owns the window the snapshot's slots index.
 struct Sampled {
@@ -26,7 +29,8 @@ struct Sampled {
   SnapshotPtr snapshot;
 };
 
-Result<Sampled> SampleOffline(const std::string& library, double window_seconds) {
+Result<Sampled> SampleOffline(const std::string& library, double window_seconds,
+                              std::ostream& err) {
   Result<double> start = SimStartTime(std::getenv("GPUSCOPE_SIM_START_TIME"));
   if (!start.ok()) return start.status();
   collect::SteppedOptions options;
@@ -34,6 +38,19 @@ Result<Sampled> SampleOffline(const std::string& library, double window_seconds)
   options.start_seconds = *start;
   options.end_seconds = *start + window_seconds;
   options.step_seconds = kStepSeconds;
+  // Progress on stderr, once a second, when stepping takes over a second.
+  const auto begin = std::chrono::steady_clock::now();
+  auto next_report = begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(kSteppingProgressAfterSeconds));
+  options.on_step = [&, done = 0.0](const SnapshotPtr&) mutable {
+    done += kStepSeconds;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_report) return;
+    next_report = now + std::chrono::seconds(1);
+    err << "gpuscope diagnose: simulated " << FormatDuration(done) << " of "
+        << FormatDuration(window_seconds) << "\n"
+        << std::flush;
+  };
   Result<collect::SteppedRun> run = collect::SampleSteps(options);
   if (!run.ok()) return run.status();
   return Sampled{std::move(run->sampler), std::move(run->snapshot)};
@@ -59,7 +76,7 @@ Result<Sampled> SampleLive(const std::string& library, double window_seconds, st
       break;
     }
     out.snapshot = out.sampler->SampleOnce(/*all_tiers=*/i == 0);
-    if (!out.snapshot->nvml_up) return Status::Unavailable(out.snapshot->nvml_error);
+    if (!out.snapshot->nvml_up) return NvmlUnavailable(out.snapshot->nvml_error);
     if (i > 0 && std::fmod(i * kStepSeconds, kProgressEverySeconds) == 0) {
       err << "gpuscope diagnose: " << i * kStepSeconds << " / " << window_seconds << " s\n";
     }
@@ -111,13 +128,8 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--live" && !o.inline_value) {
           out.live = true;
         } else if (o.flag == "--window" || o.flag == "-w") {
-          Result<double> seconds = ParseCommandDuration(o.value);
-          if (!seconds.ok()) {
-            return Status::InvalidArgument("--window: " + seconds.status().message());
-          }
-          if (*seconds < kStepSeconds) {
-            return Status::InvalidArgument("--window: must be at least 1 s, got '" + o.value + "'");
-          }
+          Result<double> seconds = ParseFlagDuration(o, kStepSeconds, kMaxWindowSeconds);
+          if (!seconds.ok()) return seconds.status();
           out.window_seconds = *seconds;
           out.window_given = true;
         } else if (o.flag == "-i" || o.flag == "--id") {
@@ -125,7 +137,7 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--agent") {
           c.url = o.value;
         } else if (!TakeClientOption(o, c)) {
-          return UnknownOption(o, "diagnose");
+          return UnknownOption(o, "diagnose", DiagnoseUsage());
         }
         return Status::Ok();
       });
@@ -150,7 +162,8 @@ std::string DiagnoseUsage() {
          "                         [--basic-auth-user USER --basic-auth-password-file FILE]\n"
          "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
          "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
-         "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
+         "  -w, --window DURATION  span to sample and analyse: 90s, 5m, 1h; a bare number is\n"
+         "                         seconds (default 5m, 1s to 24h)\n"
          "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated\n"
          "                         (with --agent: one GPU index)\n"
          "  --json                 one JSON document instead of the text report\n"
@@ -196,10 +209,10 @@ Status RunDiagnose(Invocation& inv) {
   log::SetLevel(log::Level::kWarn);
   const auto env = [](const char* name) { return std::getenv(name); };
   const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
-  Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds)
+  Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds, *inv.err)
                                     : SampleLive(*library, args->window_seconds, *inv.err);
   if (!sampled.ok()) return sampled.status();
-  if (!sampled->snapshot->nvml_up) return Status::Unavailable(sampled->snapshot->nvml_error);
+  if (!sampled->snapshot->nvml_up) return NvmlUnavailable(sampled->snapshot->nvml_error);
   analysis::RunOptions options;
   options.diagnose.window_seconds = args->window_seconds;
   Result<std::vector<std::size_t>> slots = Slots(*sampled->snapshot, args->ids);
@@ -208,6 +221,9 @@ Status RunDiagnose(Invocation& inv) {
   const std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
       *Attribute(inv.common, sampled->snapshot), sampled->sampler->window(), options);
   *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
+  for (const analysis::GpuDiagnosis& d : results) {
+    if (!d.lost.empty()) return GpuLost(d.lost);  // the finding, and the exit code of the table
+  }
   return Status::Ok();
 }
 

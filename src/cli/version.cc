@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "cli/options.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::cli {
@@ -39,6 +40,9 @@ std::string VersionText(const std::string& exe_dir) {
 }
 
 Status RunVersion(Invocation& inv) {
+  if (!inv.args.empty() && inv.args[0].starts_with("-")) {
+    return UnknownOption({inv.args[0], "", false, inv.args[0]}, "version");
+  }
   if (!inv.args.empty()) {
     return Status::InvalidArgument("gpuscope version takes no arguments.");
   }
