@@ -147,7 +147,14 @@ Result<std::string> PrepareNvml(const CommonOptions& options) {
         std::error_code ec;
         return std::filesystem::exists(path, ec);
       });
-  if (!library.ok() || options.simulate.empty()) return library;
+  if (!library.ok()) return library;
+  if (options.simulate.empty()) {
+    // GPUSCOPE_SIM_SCENARIO with the simulator's library: the same check.
+    const char* from_env = std::getenv(kEnvScenario);
+    if (from_env == nullptr || *from_env == '\0') return library;
+    GPUSCOPE_RETURN_IF_ERROR(CheckScenario(from_env, *library));
+    return library;
+  }
   // Checked here, before any command opens NVML: a missing scenario is the
   // same error with the same exit code everywhere (serve would retry it).
   GPUSCOPE_RETURN_IF_ERROR(CheckScenario(options.simulate, *library));

@@ -284,6 +284,7 @@ std::string ReportUsage() {
          "                         (deploy/reports/thresholds.yaml lists them)\n"
          "  --since DURATION       --agent tenants: holders that ended within this;\n"
          "                         --prometheus: how far back to look (default 7d)\n"
+         "                         (durations: 15s, 5m, 7d; a bare number is seconds)\n"
          "  --by KIND              tenants: one row per workload (default), namespace (its\n"
          "                         pods together), job or pod\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"

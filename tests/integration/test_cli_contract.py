@@ -18,8 +18,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, check, clean_env, main,  # noqa: E402
-                             run, stop_process)
+from gpuscope_testlib import (BUILD_DIR, GPUSCOPE, SOURCE_DIR, check, clean_env,  # noqa: E402
+                             main, run, stop_process)
 
 LOST = os.path.join(SOURCE_DIR, "sim", "scenarios", "health", "xid-79-lost.yaml")
 AFTER_LOSS = {"GPUSCOPE_SIM_START_TIME": "20"}  # GPU 3 fell off the bus at t = 10 s
@@ -120,6 +120,11 @@ class CliContractTest(unittest.TestCase):
                   "%s: the shipped scenarios are not listed: %s" % (args, err))
         self.expect(["query", "--query-gpu=index", "--simulate", "/nonexistent/x.yaml"],
                     "not found", "/nonexistent/x.yaml does not exist")
+        # The simulator named by its library, the scenario by the environment: serve too.
+        sim_lib = os.path.join(BUILD_DIR, "sim", "libnvidia-ml.so.1")
+        self.expect(["serve", "-a", "127.0.0.1:0", "--nvml-lib", sim_lib], "not found",
+                    'No scenario "nosuch" is shipped', env={"GPUSCOPE_SIM_SCENARIO": "nosuch"},
+                    timeout=30)
 
     def test_no_such_gpu_exits_not_found_everywhere(self):
         sim = ["--simulate", "training-8xh100", "-i", "9"]
