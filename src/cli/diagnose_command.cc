@@ -84,6 +84,18 @@ Result<Sampled> SampleLive(const std::string& library, double window_seconds, st
   return out;
 }
 
+// A GPU that is not there is said before the window is sampled (live, five
+// minutes by default), not after it: one open with the selection.
+Status CheckIds(const std::string& library, const std::string& ids) {
+  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
+  if (!selection.ok()) return selection.status();
+  collect::SamplerOptions options;
+  options.nvml_path = library;
+  options.devices = *selection;
+  collect::Sampler sampler(options);
+  return sampler.Open();
+}
+
 Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::string& ids) {
   if (ids.empty()) return std::vector<std::size_t>{};
   Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
@@ -209,6 +221,7 @@ Status RunDiagnose(Invocation& inv) {
   log::SetLevel(log::Level::kWarn);
   const auto env = [](const char* name) { return std::getenv(name); };
   const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
+  if (!args->ids.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckIds(*library, args->ids));
   Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds, *inv.err)
                                     : SampleLive(*library, args->window_seconds, *inv.err);
   if (!sampled.ok()) return sampled.status();

@@ -137,10 +137,14 @@ Status RunHealth(Invocation& inv) {
   long printed = 0;
   if (args->watch_seconds > 0) {
     InstallStopHandlers();
-    auto next = std::chrono::steady_clock::now();
+    // The intervals count from the first sample (rates need the whole span).
+    std::chrono::steady_clock::time_point next;
     const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
         std::chrono::duration<double>(args->watch_seconds));
-    options.wait_next = [next, interval]() mutable { return SleepUntil(next += interval); };
+    options.wait_next = [next, interval]() mutable {
+      if (next == std::chrono::steady_clock::time_point{}) next = std::chrono::steady_clock::now();
+      return SleepUntil(next += interval);
+    };
     options.on_report = [&](const health::HealthReport& report) {
       if (printed > 0 && !args->json) *inv.out << "\n";
       inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);

@@ -128,9 +128,10 @@ class CliContractTest(unittest.TestCase):
 
     def test_no_such_gpu_exits_not_found_everywhere(self):
         sim = ["--simulate", "training-8xh100", "-i", "9"]
-        for args in (["query", "--query-gpu=index"], ["health"], ["diagnose", "--window", "30s"],
-                     ["top", "--once"]):
-            self.expect(args + sim, "not found", "9")
+        # diagnose says it before sampling: --live would sample 10 minutes first.
+        for args in (["query", "--query-gpu=index"], ["health"],
+                     ["diagnose", "--live", "--window", "10m"], ["top", "--once"]):
+            self.expect(args + sim, "not found", '"9"', timeout=30)
 
     def test_durations_say_the_bare_unit(self):
         sim = ["--simulate", "training-8xh100"]
