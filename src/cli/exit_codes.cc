@@ -7,19 +7,17 @@ namespace {
 
 // clang-format off
 constexpr ExitCodeRow kExitCodes[] = {
-  {Exit::kOk,           "ok",            "the command did what was asked; health: every GPU ok "
-                                         "(or warns, without --strict)"},
+  {Exit::kOk,           "ok",            "done; health: every GPU ok (or warns, no --strict)"},
   {Exit::kHealthWarn,   "health warn",   "health --strict: a GPU warns"},
   {Exit::kUsage,        "usage",         "unknown option or command, bad value, missing argument"},
   {Exit::kNotSupported, "not supported", "the GPU or driver lacks the feature"},
   {Exit::kNoPermission, "no permission", "the driver refused this user"},
   {Exit::kNotFound,     "not found",     "no such GPU (-i), scenario, file, job or pod"},
-  {Exit::kNoDriver,     "no driver",     "the NVIDIA driver is not loaded, its library is "
-                                         "missing, or NVML stopped answering"},
+  {Exit::kNoDriver,     "no driver",     "NVIDIA driver not loaded or its library missing, "
+                                         "or NVML stopped"},
   {Exit::kGpuLost,      "GPU lost",      "a GPU fell off the bus (XID 79, GPU_IS_LOST)"},
   {Exit::kHealthFailed, "health failed", "health: a GPU fails a check"},
-  {Exit::kUnreachable,  "unreachable",   "an agent, Prometheus or the kubelet did not answer, "
-                                         "or refused"},
+  {Exit::kUnreachable,  "unreachable",   "an agent, Prometheus or the kubelet did not answer"},
   {Exit::kInternal,     "internal",      "anything else (a bug: please report it)"},
 };
 // clang-format on

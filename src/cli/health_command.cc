@@ -67,7 +67,7 @@ std::string HealthUsage() {
          "                     with --watch)\n"
          "  --strict           exit 1 when a GPU only warns\n"
          "  --watch DURATION   judge again every DURATION until Ctrl-C, like nvidia-smi -l:\n"
-         "                     5s, 1m, 500ms (a bare number is seconds; 1s to 24h); each\n"
+         "                     5s, 1m, 90s (a bare number is seconds; 1s to 24h); each\n"
          "                     report judges rates (PCIe replays per minute, NVLink CRC\n"
          "                     errors per second) over the last interval\n"
          "  --count N          with --watch: stop after N reports (--count 1: one report of\n"

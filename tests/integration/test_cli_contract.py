@@ -29,15 +29,15 @@ MISSING_VALUE = re.compile(r"^Option (?P<flag>\S+) needs a value; see gpuscope( 
 
 
 def exit_table():
-    """{name: code} from `gpuscope --help`: the tests check codes by name against it."""
+    """{name: (code, meaning)} from `gpuscope --help`: the tests check codes by name."""
     code, out, _ = run(["--help"])
     check(code == 0, "--help exits %d" % code)
     start = out.index("Exit status")
     table = {}
     for line in out[start:].splitlines()[1:]:
-        m = re.match(r"^  (\d+)\s+(\S+(?: \S+)?)\s{2,}", line)
+        m = re.match(r"^  (\d+)\s+(\S+(?: \S+)?)\s{2,}(.+)$", line)
         if m:
-            table[m.group(2)] = int(m.group(1))
+            table[m.group(2)] = (int(m.group(1)), m.group(3))
     return table
 
 
@@ -49,7 +49,8 @@ def last_line(text):
 class CliContractTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.codes = exit_table()
+        cls.table = exit_table()
+        cls.codes = {name: code for name, (code, _) in cls.table.items()}
 
     def expect(self, args, name, pattern=None, env=None, timeout=60):
         """Runs gpuscope ARGS; checks the exit code is the table's NAME and the
@@ -74,9 +75,9 @@ class CliContractTest(unittest.TestCase):
               "nvidia-smi's return codes where it has one: %s" % self.codes)
         with open(os.path.join(SOURCE_DIR, "docs", "cli.md")) as f:
             doc = f.read()
-        for name, code in self.codes.items():
-            check("| %d | %s |" % (code, name) in doc, "docs/cli.md lacks the row %d %s" %
-                  (code, name))
+        for name, (code, meaning) in self.table.items():
+            row = "| %d | %s | %s |" % (code, name, meaning)
+            check(row in doc, "docs/cli.md lacks the row %s" % row)
 
     def test_unknown_options_suggest_the_near_miss(self):
         sim = ["--simulate", "training-8xh100"]
