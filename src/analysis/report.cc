@@ -133,7 +133,10 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
                                 [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
     Judgement judged = JudgeTrailing(d.info, used, snapshot.samples[slot], options.diagnose);
     d.findings = std::move(judged.findings);
-    if (d.span_seconds < options.diagnose.min_span_seconds) {
+    if (snapshot.samples[slot].state == GpuState::kLost) {
+      d.findings.clear();
+      d.lost = LostSentence(d.info, snapshot.samples[slot]);
+    } else if (d.span_seconds < options.diagnose.min_span_seconds) {
       d.needed_seconds = options.diagnose.min_span_seconds;
     } else if (d.findings.empty() && d.utilization) {
       d.activity = std::move(judged.activity);
@@ -159,6 +162,19 @@ void AddKpis(GpuDiagnosis& d, std::vector<KpiSummary> kpis) {
     }
     d.kpis.push_back(std::move(k));
   }
+}
+
+std::string LostSentence(const GpuInfo& info, const GpuSample& sample) {
+  std::string gpu = fmt::format("GPU {}", info.index);
+  if (!info.pci_bus_id.empty()) gpu += " (" + info.pci_bus_id + ")";
+  // XIDs reach a snapshot through the health event thread; a one-shot read
+  // has only NVML's answer, which is what XID 79 leaves behind.
+  const bool xid79 = sample.xid_counts.contains(79);
+  return gpu +
+         (xid79 ? " is lost (XID 79: fallen off the bus; NVML answers GPU_IS_LOST)."
+                : " is lost (NVML answers GPU_IS_LOST: fallen off the bus, XID 79 in the kernel "
+                  "log).") +
+         " Drain the node and reboot it; RMA if it recurs.";
 }
 
 std::string GpuLabel(const GpuInfo& info) {
@@ -195,8 +211,11 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
   for (const GpuDiagnosis& d : results) {
     const std::string& uuid = d.info.mig_uuid.empty() ? d.info.uuid : d.info.mig_uuid;
     // Points, not samples: older ones are buckets of several samples.
-    out += fmt::format("{}: {} ({})  window {:.0f}s, {} point{}\n", GpuLabel(d.info), d.info.name,
-                       uuid, d.span_seconds, d.points, d.points == 1 ? "" : "s");
+    const std::string identity = d.info.name.empty() && uuid.empty()
+                                     ? "(identity unknown: lost before first read)"
+                                     : d.info.name + " (" + uuid + ")";
+    out += fmt::format("{}: {}  window {:.0f}s, {} point{}\n", GpuLabel(d.info), identity,
+                       d.span_seconds, d.points, d.points == 1 ? "" : "s");
     for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
     for (const ProcessHolding& p : d.processes) {
       if (!p.holder.workload.empty()) {
@@ -204,7 +223,11 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
       }
     }
     for (const KpiSummary& k : d.kpis) out += KpiLine(k);
-    if (d.findings.empty()) out += NoFindingLine(d);
+    if (!d.lost.empty()) {
+      out += "  GPU lost: " + d.lost + "\n";
+    } else if (d.findings.empty()) {
+      out += NoFindingLine(d);
+    }
     for (const Finding& f : d.findings) FormatFinding(f, d.span_seconds, out);
   }
   return out;
@@ -225,6 +248,7 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
     }
     for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f));
     if (!d.activity.empty()) g["activity"] = d.activity;
+    if (!d.lost.empty()) g["lost"] = d.lost;
     if (!d.kpis.empty()) {
       g["kpis"] = nlohmann::json::array();
       for (const KpiSummary& k : d.kpis) g["kpis"].push_back(KpiJson(k));

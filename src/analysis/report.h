@@ -50,6 +50,9 @@ struct GpuDiagnosis {
   bool utilization = true;
   std::vector<ProcessHolding> processes;  // its processes and whose each is
   std::vector<KpiSummary> kpis;           // its application KPIs (serve with OTLP only)
+  // Set when the GPU answers GPU_IS_LOST at the window's end: LostSentence,
+  // the one finding (no verdict is judged on a GPU that is gone).
+  std::string lost;
 };
 
 struct RunOptions {
@@ -77,10 +80,15 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
-//  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds"}], "activity"?, "kpis"?: [{"kpi",
-//  "family", "workload", "count", "sum", "mean"?, "recent_mean"?,
-//  "baseline_mean"?, "change"?, "regressed", "verdict"?}]}]}, indented by 2.
+//  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds"}], "activity"?, "lost"?, "kpis"?:
+//  [{"kpi", "family", "workload", "count", "sum", "mean"?, "recent_mean"?, "baseline_mean"?,
+//  "change"?, "regressed", "verdict"?}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
+
+// "GPU 3 (00000000:5D:00.0) is lost (XID 79: fallen off the bus; NVML answers
+// GPU_IS_LOST). Drain the node and reboot it; RMA if it recurs." Every command
+// says a lost GPU with this sentence.
+std::string LostSentence(const GpuInfo& info, const GpuSample& sample);
 
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".
 std::string GpuLabel(const GpuInfo& info);

@@ -86,7 +86,7 @@ Status RulesOption(const Option& o, BaselineArgs& out, bool& no_defaults) {
     if (!m.ok()) return m.status();
     out.rule.sustain_minutes = *m;
   } else {
-    return UnknownOption(o, "baseline rules");
+    return UnknownOption(o, "baseline rules", BaselineUsage());
   }
   return Status::Ok();
 }
@@ -100,7 +100,7 @@ Status ReportOption(const Option& o, BaselineArgs& out) {
   } else if (o.flag == "--workload") {
     out.report.workload = o.value;
   } else if (!TakeClientOption(o, c)) {
-    return UnknownOption(o, "baseline");
+    return UnknownOption(o, "baseline", BaselineUsage());
   }
   return Status::Ok();
 }
@@ -166,7 +166,9 @@ std::string BaselineUsage() {
          "                         [--no-default-signals] [--window 14d] [--warmup 7d] [--k 3]\n"
          "                         [--sustain 60m] [--interval 60m]\n"
          "Per-workload baselines learnt by Prometheus from the rules of\n"
-         "deploy/prometheus/rules/gpu-baselines.yml (docs/baselines.md).\n\n"
+         "deploy/prometheus/rules/gpu-baselines.yml (docs/baselines.md). Durations take\n"
+         "units: --window and --warmup whole days (14d), --interval and --sustain whole\n"
+         "minutes (60m, 1h); a bare number is seconds.\n\n"
          "The first form prints, per workload, GPU model and signal, the p5-p95 band, the\n"
          "median, the current 5-minute value, the deviation in spreads and a verdict\n"
          "(normal, below, above, unusual, warming-up, no-current); --json gives the same as\n"

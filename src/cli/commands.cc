@@ -6,8 +6,10 @@
 #include "cli/baseline_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/docs_command.h"
+#include "cli/exit_codes.h"
 #include "cli/health_command.h"
 #include "cli/list_command.h"
+#include "cli/options.h"
 #include "cli/query_command.h"
 #include "cli/report_command.h"
 #include "cli/run_command.h"
@@ -94,8 +96,7 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
     } else if (is_word) {
       inv.command = first;
     } else {
-      return Status::InvalidArgument("Unknown option \"" + first +
-                                     "\"; run gpuscope --help for the commands.");
+      return Status::InvalidArgument(UnknownOptionMessage(first, "", FlagsInHelp(Usage())));
     }
     if (is_word || inv.command != "query") {
       inv.args.erase(inv.args.begin());
@@ -106,29 +107,17 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
     }
   }
   if (FindCommand(inv.command) == nullptr) {
-    return Status::InvalidArgument("Unknown command \"" + inv.command +
-                                   "\"; run gpuscope --help for the commands.");
+    std::vector<std::string> names;
+    for (const Command& command : kCommands) names.emplace_back(command.name);
+    const std::string near = NearMiss(inv.command, names);
+    return Status::InvalidArgument("Unknown command \"" + inv.command + "\"" +
+                                   (near.empty() ? "." : "; did you mean " + near + "?") +
+                                   " See gpuscope --help.");
   }
   return inv;
 }
 
-int ExitCodeFor(const Status& status) {
-  switch (status.code()) {
-    case Status::Code::kOk:
-      return 0;
-    case Status::Code::kInvalidArgument:
-      return 2;
-    case Status::Code::kNotSupported:
-      return 3;
-    case Status::Code::kNotFound:
-      return 6;
-    case Status::Code::kUnavailable:
-      return 9;
-    case Status::Code::kInternal:
-      return 1;
-  }
-  return 1;
-}
+int ExitCodeFor(const Status& status) { return static_cast<int>(ExitFor(status)); }
 
 std::string Usage() {
   std::string text =
@@ -145,7 +134,7 @@ std::string Usage() {
       "libnvidia-ml.so.1)\n"
       "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n"
       "  --at DURATION         the scenario moment on the simulator (see below)\n";
-  return text + kSimMomentHelp;
+  return text + kSimMomentHelp + ExitCodeHelp();
 }
 
 }  // namespace gpuscope::cli

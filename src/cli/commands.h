@@ -45,9 +45,8 @@ const Command* FindCommand(std::string_view name);
 // `-h`/`--help` alone runs help, `--version` runs version.
 Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv);
 
-// Exit status for a failed command, in nvidia-smi's spirit: 2 invalid
-// argument, 3 not supported, 6 not found, 9 unavailable (driver not loaded,
-// GPU lost), 1 anything else. 0 for Ok.
+// Exit status for a command's Status: the one table of src/cli/exit_codes.h
+// (nvidia-smi's codes where it has one). 0 for Ok.
 int ExitCodeFor(const Status& status);
 
 // `gpuscope --help` text, listing the table.

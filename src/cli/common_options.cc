@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <string_view>
@@ -69,10 +70,12 @@ Result<CommonOptions> ExtractCommonOptions(std::vector<std::string>* args) {
     } else if (i + 1 < args->size()) {
       *hit->target = (*args)[++i];
     } else {
-      return Status::InvalidArgument("Option " + std::string(hit->flag) + " needs a value.");
+      return Status::InvalidArgument("Option " + std::string(hit->flag) +
+                                     " needs a value; see gpuscope --help.");
     }
     if (hit->target->empty()) {
-      return Status::InvalidArgument("Option " + std::string(hit->flag) + " needs a value.");
+      return Status::InvalidArgument("Option " + std::string(hit->flag) +
+                                     " needs a value; see gpuscope --help.");
     }
   }
   *args = std::move(rest);
@@ -117,30 +120,69 @@ Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLoo
   return std::string(kDefaultNvmlLibrary);
 }
 
+namespace {
+
+std::vector<std::string> ShippedScenarios(const std::string& folder) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(folder, ec)) {
+    if (entry.path().extension() == ".yaml") names.push_back(entry.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Status CheckScenario(const std::string& scenario, const std::string& library) {
+  std::error_code ec;
+  if (IsPath(scenario)) {
+    if (std::filesystem::is_regular_file(scenario, ec)) return Status::Ok();
+    return Status::NotFound("Scenario file " + scenario + " does not exist.");
+  }
+  // A name is a file beside the simulator (sim/lifecycle.cc looks it up there).
+  const std::string folder = std::filesystem::path(library).parent_path().string() + "/scenarios";
+  if (!std::filesystem::is_directory(folder, ec)) return Status::Ok();  // not the simulator's
+  if (std::filesystem::is_regular_file(folder + "/" + scenario + ".yaml", ec)) return Status::Ok();
+  std::string shipped;
+  for (const std::string& name : ShippedScenarios(folder)) {
+    shipped += (shipped.empty() ? "" : ", ") + name;
+  }
+  return Status::NotFound("No scenario \"" + scenario + "\" is shipped (in " + folder +
+                          "); the shipped ones: " + shipped + ". Or give a path to a .yaml file.");
+}
+
+}  // namespace
+
 Result<std::string> PrepareNvml(const CommonOptions& options) {
   return PrepareNvml(options, SimStart::kSettled);
 }
 
 Result<std::string> PrepareNvml(const CommonOptions& options, SimStart start) {
-  if (!options.simulate.empty()) {
-    std::string scenario = options.simulate;
-    if (IsPath(scenario)) {
-      std::error_code ec;
-      if (!std::filesystem::is_regular_file(scenario, ec)) {
-        return Status::NotFound("Scenario file " + scenario + " does not exist.");
-      }
-      scenario = std::filesystem::absolute(scenario, ec).string();
-    }
-    ::setenv(kEnvScenario, scenario.c_str(), 1);
-  }
   Result<std::string> library = ChooseNvmlLibrary(
       options, [](const char* name) { return std::getenv(name); }, ExecutableDir(),
       [](const std::string& path) {
         std::error_code ec;
         return std::filesystem::exists(path, ec);
       });
-  if (library.ok()) GPUSCOPE_RETURN_IF_ERROR(ExportSimMoment(options, *library, start));
+  if (!library.ok()) return library;
+  // Checked here, before any command opens NVML: a missing scenario is the
+  // same error with the same exit code everywhere (serve would retry it).
+  if (!options.simulate.empty()) {
+    GPUSCOPE_RETURN_IF_ERROR(CheckScenario(options.simulate, *library));
+    std::string scenario = options.simulate;
+    if (IsPath(scenario)) {
+      std::error_code ec;
+      scenario = std::filesystem::absolute(scenario, ec).string();
+    }
+    ::setenv(kEnvScenario, scenario.c_str(), 1);
+  } else if (const char* from_env = std::getenv(kEnvScenario);
+             from_env != nullptr && *from_env != '\0') {
+    // GPUSCOPE_SIM_SCENARIO with the simulator's library: the same check.
+    GPUSCOPE_RETURN_IF_ERROR(CheckScenario(from_env, *library));
+  }
+  GPUSCOPE_RETURN_IF_ERROR(ExportSimMoment(options, *library, start));
   return library;
+}
+return library;
 }
 
 std::string ScenarioName(const CommonOptions& options, const EnvLookup& env) {

@@ -62,9 +62,10 @@ using FileExists = std::function<bool(const std::string&)>;
 Result<std::string> ChooseNvmlLibrary(const CommonOptions& options, const EnvLookup& env,
                                       const std::string& exe_dir, const FileExists& exists);
 
-// Applies the options to this process: with --simulate, checks a scenario
-// path exists and exports GPUSCOPE_SIM_SCENARIO (paths made absolute), and
-// the scenario moment (cli/sim_clock.h; `serve` passes its own default).
+// Applies the options to this process: with --simulate, checks the scenario
+// exists (a path, or a name shipped beside the simulator; kNotFound listing
+// the shipped ones) and exports GPUSCOPE_SIM_SCENARIO (paths made absolute),
+// and the scenario moment (cli/sim_clock.h; `serve` passes its own default).
 // Returns the library path to open.
 enum class SimStart {
   kSettled,        // one-shot commands: --at, env, else the settled moment

@@ -9,6 +9,7 @@
 #include "analysis/report.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
 #include "cli/stop.h"
@@ -21,6 +22,8 @@ namespace {
 
 constexpr double kStepSeconds = 1;
 constexpr double kProgressEverySeconds = 10;
+// Stepping the simulator says how far it got once it has taken this long.
+constexpr double kSteppingProgressAfterSeconds = 1;
 
 // What was sampled: the sampler owns the window the snapshot's slots index.
 struct Sampled {
@@ -31,7 +34,8 @@ struct Sampled {
 // The window ends at the scenario moment (cli/sim_clock.h), as on an agent
 // whose trailing window ends now; a moment earlier than the window gives the
 // scenario's first `window_seconds` (nothing precedes 0).
-Result<Sampled> SampleOffline(const std::string& library, double window_seconds) {
+Result<Sampled> SampleOffline(const std::string& library, double window_seconds,
+                              std::ostream& err) {
   Result<double> moment = SimMoment();
   if (!moment.ok()) return moment.status();
   collect::SteppedOptions options;
@@ -39,6 +43,19 @@ Result<Sampled> SampleOffline(const std::string& library, double window_seconds)
   options.start_seconds = std::max(0.0, *moment - window_seconds);
   options.end_seconds = options.start_seconds + window_seconds;
   options.step_seconds = kStepSeconds;
+  // Progress on stderr, once a second, when stepping takes over a second.
+  const auto begin = std::chrono::steady_clock::now();
+  auto next_report = begin + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(kSteppingProgressAfterSeconds));
+  options.on_step = [&, done = 0.0](const SnapshotPtr&) mutable {
+    done += kStepSeconds;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_report) return;
+    next_report = now + std::chrono::seconds(1);
+    err << "gpuscope diagnose: simulated " << FormatDuration(done) << " of "
+        << FormatDuration(window_seconds) << "\n"
+        << std::flush;
+  };
   Result<collect::SteppedRun> run = collect::SampleSteps(options);
   if (!run.ok()) return run.status();
   return Sampled{std::move(run->sampler), std::move(run->snapshot)};
@@ -64,12 +81,24 @@ Result<Sampled> SampleLive(const std::string& library, double window_seconds, st
       break;
     }
     out.snapshot = out.sampler->SampleOnce(/*all_tiers=*/i == 0);
-    if (!out.snapshot->nvml_up) return Status::Unavailable(out.snapshot->nvml_error);
+    if (!out.snapshot->nvml_up) return NvmlUnavailable(out.snapshot->nvml_error);
     if (i > 0 && std::fmod(i * kStepSeconds, kProgressEverySeconds) == 0) {
       err << "gpuscope diagnose: " << i * kStepSeconds << " / " << window_seconds << " s\n";
     }
   }
   return out;
+}
+
+// A GPU that is not there is said before the window is sampled (live, five
+// minutes by default), not after it: one open with the selection.
+Status CheckIds(const std::string& library, const std::string& ids) {
+  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
+  if (!selection.ok()) return selection.status();
+  collect::SamplerOptions options;
+  options.nvml_path = library;
+  options.devices = *selection;
+  collect::Sampler sampler(options);
+  return sampler.Open();
 }
 
 Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::string& ids) {
@@ -118,13 +147,8 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--live" && !o.inline_value) {
           out.live = true;
         } else if (o.flag == "--window" || o.flag == "-w") {
-          Result<double> seconds = ParseCommandDuration(o.value);
-          if (!seconds.ok()) {
-            return Status::InvalidArgument("--window: " + seconds.status().message());
-          }
-          if (*seconds < kStepSeconds) {
-            return Status::InvalidArgument("--window: must be at least 1 s, got '" + o.value + "'");
-          }
+          Result<double> seconds = ParseFlagDuration(o, kStepSeconds, kMaxWindowSeconds);
+          if (!seconds.ok()) return seconds.status();
           out.window_seconds = *seconds;
           out.window_given = true;
         } else if (o.flag == "-i" || o.flag == "--id") {
@@ -132,7 +156,7 @@ Result<DiagnoseArgs> ParseDiagnoseArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--agent") {
           c.url = o.value;
         } else if (!TakeClientOption(o, c)) {
-          return UnknownOption(o, "diagnose");
+          return UnknownOption(o, "diagnose", DiagnoseUsage());
         }
         return Status::Ok();
       });
@@ -157,7 +181,8 @@ std::string DiagnoseUsage() {
          "                         [--basic-auth-user USER --basic-auth-password-file FILE]\n"
          "Why is my job slow? Bottleneck verdicts per GPU (compute, memory bandwidth or\n"
          "capacity, interconnect, PCIe, thermal, power, starved, idle) with their evidence.\n\n"
-         "  -w, --window DURATION  span to sample and analyse: 300, 90s, 5m, 1h (default 5m)\n"
+         "  -w, --window DURATION  span to sample and analyse: 90s, 5m, 1h; a bare number is\n"
+         "                         seconds (default 5m, 1s to 24h)\n"
          "  -i, --id IDS           only these GPUs: index, UUID or PCI bus id, comma separated;\n"
          "                         a MIG UUID names one instance (with --agent too)\n"
          "  --json                 one JSON document instead of the text report\n"
@@ -193,10 +218,11 @@ Status RunDiagnose(Invocation& inv) {
   log::SetLevel(log::Level::kWarn);
   const auto env = [](const char* name) { return std::getenv(name); };
   const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
-  Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds)
+  if (!args->ids.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckIds(*library, args->ids));
+  Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds, *inv.err)
                                     : SampleLive(*library, args->window_seconds, *inv.err);
   if (!sampled.ok()) return sampled.status();
-  if (!sampled->snapshot->nvml_up) return Status::Unavailable(sampled->snapshot->nvml_error);
+  if (!sampled->snapshot->nvml_up) return NvmlUnavailable(sampled->snapshot->nvml_error);
   analysis::RunOptions options;
   options.diagnose.window_seconds = args->window_seconds;
   Result<std::vector<std::size_t>> slots = Slots(*sampled->snapshot, args->ids);
@@ -205,6 +231,9 @@ Status RunDiagnose(Invocation& inv) {
   const std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
       *Attribute(inv.common, sampled->snapshot), sampled->sampler->window(), options);
   *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
+  for (const analysis::GpuDiagnosis& d : results) {
+    if (!d.lost.empty()) return GpuLost(d.lost);  // the finding, and the exit code of the table
+  }
   return Status::Ok();
 }
 

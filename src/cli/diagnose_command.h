@@ -30,6 +30,11 @@
 
 namespace gpuscope::cli {
 
+// The longest --window: a day, sampled live once a second or stepped on the
+// simulator (about a minute of one core; progress on stderr). With --agent
+// the window is the agent's own (5m).
+inline constexpr double kMaxWindowSeconds = 24 * 3600;
+
 struct DiagnoseArgs {
   double window_seconds = 300;
   std::string ids;  // -i/--id, nvidia-smi syntax; empty: every GPU

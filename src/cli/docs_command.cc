@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "cli/options.h"
 #include "cli/serve.h"
 #include "export/metrics_doc.h"
 
@@ -31,6 +32,9 @@ Status RunDocs(Invocation& inv) {
   if (inv.args[0] == "-h" || inv.args[0] == "--help") {
     *inv.out << kUsage;
     return Status::Ok();
+  }
+  if (inv.args[0].starts_with("-")) {
+    return UnknownOption({inv.args[0], "", false, inv.args[0]}, "docs", kUsage);
   }
   if (inv.args.size() > 1) {
     return Status::InvalidArgument("gpuscope docs takes one document name, got \"" + inv.args[1] +

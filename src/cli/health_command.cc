@@ -1,21 +1,29 @@
 #include "cli/health_command.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "analysis/report.h"
 #include "base/log.h"
+#include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
+#include "cli/stop.h"
 #include "collect/selection.h"
 #include "health/report.h"
 #include "health/report_json.h"
 #include "serve/health.h"
 
 namespace gpuscope::cli {
-
 namespace {
+
+constexpr double kMaxWatchSeconds = 24 * 3600;
 
 // The options that take a value.
 // clang-format off
 const std::initializer_list<std::string_view> kHealthOptionsWithValues = {
-    "--watch", "-i", "--id", "--agent", "--ca-file", "--cert-file", "--key-file",
+    "--watch", "--count", "-i", "--id", "--agent", "--ca-file", "--cert-file", "--key-file",
     "--basic-auth-user", "--basic-auth-password-file"};
 // clang-format on
 
@@ -68,43 +76,75 @@ Result<HealthArgs> ParseHealthArgs(const std::vector<std::string>& args) {
         } else if ((o.flag == "-v" || o.flag == "--verbose") && !o.inline_value) {
           out.verbose = true;
         } else if (o.flag == "--watch") {
-          Result<double> seconds = ParseCommandDuration(o.value);
-          if (!seconds.ok())
-            return Status::InvalidArgument("--watch: " + seconds.status().message());
+          Result<double> seconds = ParseFlagDuration(o, 1, kMaxWatchSeconds);
+          if (!seconds.ok()) return seconds.status();
           out.watch_seconds = *seconds;
+        } else if (o.flag == "--count") {
+          char* end = nullptr;
+          const long n = std::strtol(o.value.c_str(), &end, 10);
+          if (o.value.empty() || *end != '\0' || n < 1) {
+            return Status::InvalidArgument("--count: want a whole number of reports >= 1, got '" +
+                                           o.value + "'");
+          }
+          out.count = n;
         } else if (o.flag == "-i" || o.flag == "--id") {
           out.ids = o.value;
         } else if (o.flag == "--agent") {
           out.agent.url = o.value;
         } else if (!TakeClientOption(o, out.agent)) {
-          return UnknownOption(o, "health");
+          return UnknownOption(o, "health", HealthUsage());
         }
         return Status::Ok();
       });
   if (!status.ok()) return status;
+  if (out.count > 0 && out.watch_seconds == 0) {
+    return Status::InvalidArgument("--count goes with --watch; see gpuscope health --help.");
+  }
   return CheckAgentArgs(std::move(out));
 }
 
 std::string HealthUsage() {
-  return "Usage: gpuscope health [--json] [--strict] [--watch SECONDS] [--verbose] [-i IDS]\n"
+  return "Usage: gpuscope health [--json] [--strict] [--watch DURATION [--count N]] [--verbose]\n"
+         "                       [-i IDS]\n"
          "       gpuscope health --agent URL [--json] [--strict] [--verbose] [-i IDS]\n"
          "                       [--ca-file PEM] [--cert-file PEM --key-file PEM]\n"
          "                       [--basic-auth-user USER --basic-auth-password-file FILE]\n"
          "Health verdicts per GPU: memory (ECC, remapped rows, retired pages), PCIe, NVLink,\n"
          "thermal, power, XID and driver, with the evidence and what to do.\n\n"
-         "  --json           one JSON document instead of the text report\n"
-         "  --strict         exit 1 when a GPU only warns\n"
-         "  --watch SECONDS  sample again after this long; 5 s or more also judges rates\n"
-         "                   (PCIe replays per minute, NVLink CRC errors per second)\n"
-         "  -v, --verbose    also show the evidence of checks that pass\n"
-         "  -i, --id IDS     only these GPUs: index, UUID or PCI bus id, comma separated\n"
-         "  --agent URL      the report of a running `gpuscope serve` (http(s)://host:9400),\n"
-         "                   printed as here; its rates come from its own samples\n"
+         "  --json             one JSON document instead of the text report (one per report\n"
+         "                     with --watch)\n"
+         "  --strict           exit 1 when a GPU only warns\n"
+         "  --watch DURATION   judge again every DURATION until Ctrl-C, like nvidia-smi -l:\n"
+         "                     5s, 1m, 90s (a bare number is seconds; 1s to 24h); each\n"
+         "                     report judges rates (PCIe replays per minute, NVLink CRC\n"
+         "                     errors per second) over the last interval\n"
+         "  --count N          with --watch: stop after N reports (--count 1: one report of\n"
+         "                     rates over DURATION)\n"
+         "  -v, --verbose      also show the evidence of checks that pass\n"
+         "  -i, --id IDS       only these GPUs: index, UUID or PCI bus id, comma separated\n"
+         "  --agent URL        the report of a running `gpuscope serve` (http(s)://host:9400),\n"
+         "                     printed as here; its rates come from its own samples\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n\n"
-         "Exit status: 0 every GPU ok (or warn), 1 warn with --strict, 2 a GPU fails or NVML "
-         "is down.\n" +
+         "Exit status (of the last report): 0 every GPU ok (or warn), 1 warn with --strict,\n"
+         "15 a GPU is lost, 20 a GPU fails a check; 6 no such GPU (-i), 9 no driver.\n"
+         "See gpuscope --help for the whole table.\n" +
          std::string(kSimMomentHelp);
+}
+
+int HealthExit(const health::HealthReport& report, bool strict) {
+  Exit code = Exit::kOk;
+  if (!report.nvml_up) {
+    code = Exit::kNoDriver;
+  } else if (std::any_of(report.gpus.begin(), report.gpus.end(),
+                         [](const health::GpuHealth& g) { return g.lost; })) {
+    code = Exit::kGpuLost;
+  } else if (report.verdict == health::Verdict::kFail) {
+    code = Exit::kHealthFailed;
+  } else if (strict && report.verdict == health::Verdict::kWarn) {
+    code = Exit::kHealthWarn;
+  }
+  return static_cast<int>(code);
 }
 
 int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std::ostream& out,
@@ -116,7 +156,17 @@ int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std:
   } else {
     out << health::FormatReport(report, {.verbose = args.verbose});
   }
-  return health::ExitCode(report, args.strict);
+  for (const health::GpuHealth& gpu : report.gpus) {
+    if (!gpu.lost) continue;
+    GpuInfo info;
+    info.index = gpu.gpu;
+    info.pci_bus_id = gpu.pci_bus_id;
+    GpuSample sample;
+    for (const auto& [xid, count] : gpu.xid_totals) sample.xid_counts[xid] = count;
+    err << "gpuscope health: " << analysis::LostSentence(info, sample) << "\n";
+  }
+  out.flush();
+  return HealthExit(report, args.strict);
 }
 
 Status RunHealth(Invocation& inv) {
@@ -143,9 +193,33 @@ Status RunHealth(Invocation& inv) {
   options.sampler.nvml_path = *library;
   options.watch_seconds = args->watch_seconds;
   options.attribution = inv.common.attribution;
+  long printed = 0;
+  if (args->watch_seconds > 0) {
+    InstallStopHandlers();
+    // The intervals count from the first sample (rates need the whole span).
+    std::chrono::steady_clock::time_point next;
+    const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+        std::chrono::duration<double>(args->watch_seconds));
+    options.wait_next = [next, interval]() mutable {
+      if (next == std::chrono::steady_clock::time_point{}) next = std::chrono::steady_clock::now();
+      return SleepUntil(next += interval);
+    };
+    options.on_report = [&](const health::HealthReport& report) {
+      if (printed > 0 && !args->json) *inv.out << "\n";
+      inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
+      return ++printed != args->count && !StopRequested();
+    };
+    if (!args->json) {
+      *inv.err << "gpuscope health: a report every " << args->watch_seconds
+               << " s, the first one in " << args->watch_seconds << " s (Ctrl-C stops)\n";
+    }
+  }
   log::SetLevel(log::Level::kError);  // the report says what matters
-  const health::HealthReport report = serve::RunHealthOnce(options);
-  inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
+  Status opened;
+  const health::HealthReport report = serve::RunHealthOnce(options, &opened);
+  if (printed == 0) inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
+  // Why NVML did not open (no such GPU, no driver, a missing scenario) keeps its own code.
+  if (!opened.ok()) inv.exit_code = ExitCodeFor(opened);
   return Status::Ok();
 }
 

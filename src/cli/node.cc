@@ -1,8 +1,11 @@
 #include "cli/node.h"
 
+#include <algorithm>
 #include <cstdlib>
 
+#include "analysis/report.h"
 #include "base/log.h"
+#include "cli/exit_codes.h"
 #include "collect/sampler.h"
 #include "nvml/library.h"
 
@@ -20,9 +23,9 @@ class NvmlNode : public Node {
   Result<SnapshotPtr> Sample() override {
     SnapshotPtr snapshot = sampler_->SampleOnce(/*all_tiers=*/true);
     if (!snapshot || !snapshot->nvml_up) {
-      return Status::Unavailable(snapshot && !snapshot->nvml_error.empty()
-                                     ? snapshot->nvml_error
-                                     : std::string("NVML stopped answering."));
+      return NvmlUnavailable(snapshot && !snapshot->nvml_error.empty()
+                                 ? snapshot->nvml_error
+                                 : std::string("NVML stopped answering."));
     }
     return snapshot;
   }
@@ -37,6 +40,18 @@ class NvmlNode : public Node {
 };
 
 }  // namespace
+
+Status LostGpus(const Snapshot& snapshot, const std::vector<std::size_t>& slots) {
+  std::string sentences;
+  for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    const bool selected = slots.empty() || std::find(slots.begin(), slots.end(), i) != slots.end();
+    if (!selected || snapshot.gpus[i].gpu_instance_id) continue;
+    if (snapshot.samples[i].state != GpuState::kLost) continue;
+    if (!sentences.empty()) sentences += "\n";
+    sentences += analysis::LostSentence(snapshot.gpus[i], snapshot.samples[i]);
+  }
+  return sentences.empty() ? Status::Ok() : GpuLost(sentences);
+}
 
 Result<std::unique_ptr<Node>> Node::Open(const CommonOptions& options) {
   Result<std::string> path = PrepareNvml(options);

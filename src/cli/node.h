@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/common_options.h"
 #include "gpuscope/snapshot.h"
@@ -33,5 +34,10 @@ class Node {
   // The scenario name when simulated ("" when unknown).
   virtual const std::string& scenario() const = 0;
 };
+
+// A GPU lost is a failure in every command: the sentence of each lost whole
+// GPU among `slots` (positions in snapshot.gpus; empty: every GPU), as a
+// GpuLost status (exit 15); Ok when none is lost.
+Status LostGpus(const Snapshot& snapshot, const std::vector<std::size_t>& slots = {});
 
 }  // namespace gpuscope::cli

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "cli/options.h"
 #include "cli/sim_clock.h"
 #include "collect/selection.h"
 
@@ -157,12 +158,12 @@ Result<QueryArgs> ParseQueryArgs(const std::vector<std::string>& args) {
     std::optional<std::string_view> value;
     const OptionSpec* spec = Match(arg, &value);
     if (spec == nullptr) {
-      return Status::InvalidArgument("Unknown argument \"" + std::string(arg) +
-                                     "\" for gpuscope query (see gpuscope query --help).");
+      return Status::InvalidArgument(UnknownOptionMessage(arg, "query", FlagsInHelp(QueryUsage())));
     }
     if (!value && spec->value == OptionSpec::kRequired) {
       if (i + 1 >= args.size()) {
-        return Status::InvalidArgument("Option " + std::string(arg) + " needs a value.");
+        return Status::InvalidArgument("Option " + std::string(arg) +
+                                       " needs a value; see gpuscope query --help.");
       }
       value = args[++i];
     } else if (!value && spec->value == OptionSpec::kOptionalNumber) {

@@ -23,7 +23,8 @@ Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, s
   }
   out.flush();
   if (!out) return Status::Internal("Writing the query output failed.");
-  return Status::Ok();
+  // nvidia-smi exits 15 for a GPU that fell off the bus: so does the query, after its rows.
+  return LostGpus(snapshot, *gpus);
 }
 
 Status Execute(const QueryPlan& plan, const CommonOptions& common, std::ostream& out) {
@@ -59,13 +60,18 @@ Status RunQueryLoop(const QueryPlan& plan, const SnapshotSource& source, const W
   for (bool first = true;; first = false) {
     Result<SnapshotPtr> snapshot = source();
     if (!snapshot.ok()) return snapshot.status();
-    GPUSCOPE_RETURN_IF_ERROR(PrintOnce(plan, **snapshot, first && plan.csv.header, out));
+    // A lost GPU ends a single query with its status; a loop goes on (as
+    // nvidia-smi -l does) and ends with the last one's.
+    Status printed = PrintOnce(plan, **snapshot, first && plan.csv.header, out);
+    if (!printed.ok() && (!plan.loop || printed.code() != Status::Code::kUnavailable)) {
+      return printed;
+    }
     if (!plan.loop) return Status::Ok();
     // Fixed cadence from the start; skip ticks a slow sample overran.
     next += *plan.loop;
     auto now = std::chrono::steady_clock::now();
     if (next < now) next = now + *plan.loop;
-    if (!wait(next)) return Status::Ok();
+    if (!wait(next)) return printed;
   }
 }
 

@@ -192,6 +192,10 @@ Status ReportTenants(const ReportArgs& args, const jobs::NoteThresholds& thresho
   return Status::Ok();
 }
 
+bool IsSwitch(std::string_view flag) {
+  return flag == "--json" || flag == "--markdown" || flag == "-h" || flag == "--help";
+}
+
 }  // namespace
 
 Result<jobs::NoteThresholds> LoadThresholds(const std::string& path) {
@@ -212,7 +216,11 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   std::vector<std::string> rest;
   std::vector<std::string> positional;
   for (std::size_t i = 0; i < args.size(); ++i) {
-    const bool flag = args[i].starts_with("-");
+    // A flag's value is never the report's ID (`report job --agent URL`): every
+    // flag but the switches takes one.
+    const bool value = i > 0 && args[i - 1].starts_with("-") &&
+                       args[i - 1].find('=') == std::string::npos && !IsSwitch(args[i - 1]);
+    const bool flag = args[i].starts_with("-") || value;
     if (!flag && positional.size() < 2 && (positional.empty() || IsHolderKind(positional[0]))) {
       positional.push_back(args[i]);
     } else {
@@ -265,7 +273,7 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
           }
           out.gpu_hour_price = price;
         } else if (!TakeClientOption(o, out.agent)) {
-          return UnknownOption(o, "report");
+          return UnknownOption(o, "report", ReportUsage());
         }
         return Status::Ok();
       });
@@ -278,7 +286,12 @@ Result<ReportArgs> ParseReportArgs(const std::vector<std::string>& args) {
   }
   out.what = positional[0];
   if (IsHolderKind(out.what)) {
-    if (positional.size() < 2) return Status::InvalidArgument("report " + out.what + ": name it");
+    if (positional.size() < 2) {
+      const std::string what = out.what == "job" ? "ID" : out.what == "pod" ? "NS/NAME" : "NAME";
+      return Status::InvalidArgument("report " + out.what + ": the " + out.what + " " + what +
+                                     " is missing: gpuscope report " + out.what + " " + what +
+                                     " --agent URL (see gpuscope report --help)");
+    }
     out.id = positional[1];
   } else if (out.what != "tenants") {
     return Status::InvalidArgument("report: '" + out.what +
@@ -317,6 +330,7 @@ std::string ReportUsage() {
          "                         (deploy/reports/thresholds.yaml lists them)\n"
          "  --since DURATION       --agent tenants: holders that ended within this;\n"
          "                         --prometheus: how far back to look (default 7d)\n"
+         "                         (durations: 15s, 5m, 7d; a bare number is seconds)\n"
          "  --by KIND              tenants: one row per workload (default), namespace (its\n"
          "                         pods together), job or pod\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"

@@ -161,7 +161,8 @@ std::string ServeUsage() {
       "Usage: gpuscope serve [OPTIONS]\n"
       "Prometheus exporter, compatible with dcgm-exporter (names, labels, flags, counters "
       "CSV).\nSettings come from flags, then GPUSCOPE_* environment variables, then the YAML "
-      "file of --config, then defaults.\n\n";
+      "file of --config, then defaults.\nDurations take 250ms, 10s, 5m, 1h; a bare number is "
+      "milliseconds (dcgm-exporter's -c).\n\n";
   for (const SettingDef& def : kServeSettings) {
     std::string flags = (def.short_flag.empty() ? "    " : std::string(def.short_flag) + ", ") +
                         "--" + std::string(def.key) + (def.is_switch() ? "" : " VALUE");

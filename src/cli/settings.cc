@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "base/text.h"
+#include "cli/options.h"
 
 namespace gpuscope::cli {
 
@@ -226,11 +227,21 @@ Status ApplyArgs(const std::vector<SettingDef>& table, std::span<const std::stri
       has_value = true;
     }
     const SettingDef* def = FindDef(table, flag);
-    if (def == nullptr) return Status::InvalidArgument("unknown option " + args[i]);
+    if (def == nullptr) {
+      std::vector<std::string> known;
+      for (const SettingDef& d : table) {
+        known.push_back("--" + std::string(d.key));
+        if (!d.short_flag.empty()) known.emplace_back(d.short_flag);
+      }
+      return Status::InvalidArgument(UnknownOptionMessage(args[i], "serve", known));
+    }
     if (def->is_switch()) {
       value = has_value ? value : "true";
     } else if (!has_value) {
-      if (i + 1 >= args.size()) return Status::InvalidArgument("option " + flag + " needs a value");
+      if (i + 1 >= args.size()) {
+        return Status::InvalidArgument("Option " + flag +
+                                       " needs a value; see gpuscope serve --help.");
+      }
       value = args[++i];
     }
     out.Set(def->key, value);
@@ -324,13 +335,16 @@ std::string ConfigPath(std::span<const std::string> args, const EnvLookup& env) 
 Result<double> ParseDuration(std::string_view text) {
   std::string_view unit;
   std::optional<double> number = FiniteNumber(text, &unit);
-  if (!number) return Status::InvalidArgument("is not a finite duration");
+  if (!number) {
+    return Status::InvalidArgument(
+        "is not a finite duration (use ms, s, m or h; a bare number is ms)");
+  }
   if (*number < 0) return Status::InvalidArgument("is negative");
   if (unit.empty() || unit == "ms") return *number / 1000;
   if (unit == "s") return *number;
   if (unit == "m") return *number * 60;
   if (unit == "h") return *number * 3600;
-  return Status::InvalidArgument("is not a duration (use ms, s, m or h)");
+  return Status::InvalidArgument("is not a duration (use ms, s, m or h; a bare number is ms)");
 }
 
 std::string RangeText(const SettingDef& def) {
@@ -366,8 +380,10 @@ Status CheckSetting(const SettingDef& def, std::string_view value) {
     return Status::InvalidArgument(key + ": " + Quoted(value) + " " + number.status().message());
   }
   if (*number < def.min || *number > def.max) {
+    const bool bare_duration = def.type == SettingType::kDuration && FiniteNumber(value);
     return Status::InvalidArgument(key + ": " + Quoted(value) + " is outside the range " +
-                                   RangeText(def));
+                                   RangeText(def) +
+                                   (bare_duration ? " (a bare number is milliseconds)" : ""));
   }
   return Status::Ok();
 }

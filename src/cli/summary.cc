@@ -144,7 +144,7 @@ Status RunSummary(Invocation& inv) {
   if (!snapshot.ok()) return snapshot.status();
   SummaryOptions options{(*node)->simulated(), (*node)->scenario()};
   *inv.out << FormatSummary(*Attribute(inv.common, *snapshot), options);
-  return Status::Ok();
+  return LostGpus(**snapshot);
 }
 
 }  // namespace gpuscope::cli

@@ -11,6 +11,7 @@
 
 #include "analysis/report.h"
 #include "base/log.h"
+#include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
 #include "cli/stop.h"
@@ -128,17 +129,13 @@ Result<TopArgs> ParseTopArgs(const std::vector<std::string>& args) {
         } else if (o.flag == "--no-color" && !o.inline_value) {
           out.color = false;
         } else if (o.flag == "--interval" || o.flag == "-d") {
-          Result<double> seconds = ParseInterval(o.value);
+          Result<double> seconds = ParseFlagDuration(o, 0.1, 3600);  // 100ms to 1h
           if (!seconds.ok()) return seconds.status();
-          if (*seconds < 0.1 || *seconds > 3600) {
-            return Status::InvalidArgument("--interval: must be between 100ms and 1h, got '" +
-                                           o.value + "'");
-          }
           out.interval_seconds = *seconds;
         } else if (o.flag == "-i" || o.flag == "--id") {
           out.ids = o.value;
         } else {
-          return UnknownOption(o, "top");
+          return UnknownOption(o, "top", TopUsage());
         }
         return Status::Ok();
       });
@@ -150,7 +147,8 @@ std::string TopUsage() {
   return "Usage: gpuscope top [--interval 1s] [-i IDS] [--once] [--no-color]\n"
          "Live view of every GPU: utilization next to SM and tensor activity (GPM), memory,\n"
          "power, temperature, clocks, throttle reasons, PCIe, state, and the processes.\n\n"
-         "  -d, --interval DURATION  redraw period: 300ms, 1s, 2s (default 1s, minimum 100ms)\n"
+         "  -d, --interval DURATION  redraw period: 300ms, 1s, 2s; a bare number is\n"
+         "                           seconds (default 1s, 100ms to 1h)\n"
          "  -i, --id IDS             only these GPUs: index, UUID or PCI bus id, comma separated\n"
          "  --once                   print the full frame (a block per GPU) and exit\n"
          "  --no-color               no ANSI colours\n\n"
@@ -182,7 +180,7 @@ Status RunTop(Invocation& inv) {
   frame.simulated = !frame.scenario.empty();
   // The first frame has every tier (processes, limits) instead of waiting a slow cycle.
   SnapshotPtr first = sampler.SampleOnce(/*all_tiers=*/true);
-  if (!first->nvml_up) return Status::Unavailable(first->nvml_error);
+  if (!first->nvml_up) return NvmlUnavailable(first->nvml_error);
   if (args->once) {
     // GPM activity is a rate between two samples: take a second one shortly after.
     SleepUntil(std::chrono::steady_clock::now() +

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "cli/options.h"
 #include "gpuscope/version.h"
 
 namespace gpuscope::cli {
@@ -44,6 +45,9 @@ Status RunVersion(Invocation& inv) {
                 "Version and build information: gpuscope, its build, the modules and the\n"
                 "simulator found beside the binary.\n";
     return Status::Ok();
+  }
+  if (!inv.args.empty() && inv.args[0].starts_with("-")) {
+    return UnknownOption({inv.args[0], "", false, inv.args[0]}, "version");
   }
   if (!inv.args.empty()) {
     return Status::InvalidArgument("gpuscope version takes no arguments.");

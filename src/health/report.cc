@@ -118,10 +118,4 @@ std::string FormatJson(const HealthReport& report) {
   return out.dump(2) + "\n";
 }
 
-int ExitCode(const HealthReport& report, bool strict) {
-  if (report.verdict == Verdict::kFail) return 2;
-  if (strict && report.verdict == Verdict::kWarn) return 1;
-  return 0;
-}
-
 }  // namespace gpuscope::health

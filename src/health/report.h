@@ -1,9 +1,7 @@
 // Output of `gpuscope health`: the report as text for a person (per GPU: the
 // verdict, the evidence behind each check and what to do) or as JSON for
-// scripts, and the process exit code.
-//
-// Exit code: 0 when every GPU is ok or only warns, 2 when any GPU fails or
-// NVML is down; with strict, warnings give 1. main returns it.
+// scripts. The exit code `gpuscope health` gives a verdict is in the CLI's
+// one table (src/cli/exit_codes.h).
 //
 // Thread safety: pure functions.
 #pragma once
@@ -23,7 +21,5 @@ std::string FormatReport(const HealthReport& report, const ReportOptions& option
 // "verdict", "lost", "stale", "checks": {"memory": {"verdict", "evidence", "action"}, ...},
 // "xid": {"total": {...}, "window": {...}, "last": n}}]}. Checks not evaluated are omitted.
 std::string FormatJson(const HealthReport& report);
-
-int ExitCode(const HealthReport& report, bool strict = false);
 
 }  // namespace gpuscope::health

@@ -69,9 +69,11 @@ Status LoadError(const std::string& path, const char* dl_error) {
   if (detail.find("No such file") != std::string::npos) {
     return Status::NotFound("NVIDIA driver library " + path +
                             " not found (is the NVIDIA driver installed? use --nvml-lib PATH or "
-                            "--simulate SCENARIO)");
+                            "--simulate SCENARIO)")
+        .WithDetail(kLibraryNotFound);  // nvidia-smi's return code for it: no driver
   }
-  return Status::NotFound("cannot load NVIDIA driver library " + path + ": " + detail);
+  return Status::NotFound("cannot load NVIDIA driver library " + path + ": " + detail)
+      .WithDetail(kLibraryNotFound);
 }
 
 }  // namespace

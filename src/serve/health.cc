@@ -16,9 +16,10 @@ health::HealthReport JudgeCycle(Snapshot& snapshot, const health::EventState& ev
   return health::Evaluate(snapshot, events, state, now, options);
 }
 
-health::HealthReport RunHealthOnce(const HealthRunOptions& options) {
+health::HealthReport RunHealthOnce(const HealthRunOptions& options, Status* open_status) {
   collect::Sampler sampler(options.sampler);
   const Status opened = sampler.Open();
+  if (open_status != nullptr) *open_status = opened;
   std::unique_ptr<health::EventMonitor> monitor;
   if (opened.ok()) {
     health::EventMonitor::Options eo;
@@ -39,9 +40,15 @@ health::HealthReport RunHealthOnce(const HealthRunOptions& options) {
     return JudgeCycle(snapshot, events, state, collect::SystemClock(), options.health);
   };
   health::HealthReport report = judge();
-  if (opened.ok() && options.watch_seconds > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(options.watch_seconds));
+  while (opened.ok() && options.watch_seconds > 0) {
+    if (!options.wait_next) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(options.watch_seconds));
+      report = judge();
+      break;
+    }
+    if (!options.wait_next()) break;
     report = judge();
+    if (!options.on_report || !options.on_report(report)) break;
   }
   if (monitor) monitor->Stop();
   return report;

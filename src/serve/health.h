@@ -16,6 +16,8 @@
 // by two threads at once; RunHealthOnce is reentrant.
 #pragma once
 
+#include <functional>
+
 #include "attribution/service.h"
 #include "collect/sampler.h"
 #include "gpuscope/snapshot.h"
@@ -33,12 +35,18 @@ health::HealthReport JudgeCycle(Snapshot& snapshot, const health::EventState& ev
 struct HealthRunOptions {
   collect::SamplerOptions sampler;  // nvml_path, device selection, ...
   double watch_seconds = 0;         // 0: one sample; else sample again after this long
+  // Watching until told to stop (`health --watch`): waits for the next sample
+  // (false: stop) and gets each later report (false: stop). Unset: one sleep
+  // of watch_seconds and one more report.
+  std::function<bool()> wait_next;
+  std::function<bool(const health::HealthReport&)> on_report;
   health::HealthOptions health;
   attribution::ServiceOptions attribution;  // who each GPU serves, for the report
 };
 
-// Always returns a report: without NVML it has nvml_up = false and verdict
-// kFail (health::ExitCode gives 2).
-health::HealthReport RunHealthOnce(const HealthRunOptions& options);
+// Always returns a report (the last one): without NVML it has nvml_up =
+// false and verdict kFail (`gpuscope health` exits with cli::HealthExit), and
+// *opened, when given, says why NVML did not open.
+health::HealthReport RunHealthOnce(const HealthRunOptions& options, Status* opened = nullptr);
 
 }  // namespace gpuscope::serve

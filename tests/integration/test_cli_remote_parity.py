@@ -86,11 +86,11 @@ class RemoteParityTest(unittest.TestCase):
         remote_doc = json.loads(there[1])
         check(len(remote_doc["gpus"]) == 8 and
               all(p["name"] == "" for g in remote_doc["gpus"] for p in g["processes"]), there[1])
-        # An id that matches nothing is NotFound (exit 6), as in query; a local health said
-        # "cannot read the GPUs" with exit 2 (issue 44, item 4: the one exit-code table).
+        # An id that matches nothing is NotFound (exit 6) here and there, as in query.
         code, out, err = remote(self.agent, "health", "-i", "9")
         check(code == 6 and out == "" and 'no GPU matches id "9"' in err, (code, out, err))
-        check('no GPU matches id "9"' in local("health", "-i", "9")[2], "local health -i 9")
+        code, _, err = local("health", "-i", "9")
+        check(code == 6 and 'no GPU matches id "9"' in err, ("local", code, err))
         code, _, err = remote(self.agent, "health", "--watch", "5")
         check(code == 2 and "--watch does not go with --agent" in err, err)
         print("health --agent: same report and exit code as here")

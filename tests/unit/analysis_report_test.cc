@@ -231,6 +231,29 @@ TEST(Report, ShortWindowSaysNoVerdictYet) {
   EXPECT_THAT(text, Not(HasSubstr("load")));
 }
 
+// Issue 44: a GPU that fell off the bus 4 s into the window is the finding,
+// not "no verdict yet"; the agent's /api/v1/diagnosis says it the same way.
+TEST(Report, LostGpuIsTheFinding) {
+  Node node;
+  FakeGpu g = MakeGpu(true);
+  Fill(g, 5, [](int, Level& l) { l.util = 90; });
+  g.info.pci_bus_id = "00000000:5D:00.0";
+  g.latest.state = GpuState::kLost;
+  g.latest.xid_counts[79] = 1;
+  AddGpu(node, g, 3);
+  std::vector<GpuDiagnosis> results = RunDiagnose(node.snapshot, node.window, {});
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_TRUE(results[0].findings.empty());
+  const std::string sentence =
+      "GPU 3 (00000000:5D:00.0) is lost (XID 79: fallen off the bus; NVML answers "
+      "GPU_IS_LOST). Drain the node and reboot it; RMA if it recurs.";
+  EXPECT_EQ(results[0].lost, sentence);
+  std::string text = FormatText(results);
+  EXPECT_THAT(text, HasSubstr("  GPU lost: " + sentence + "\n"));
+  EXPECT_THAT(text, Not(HasSubstr("no verdict yet")));
+  EXPECT_EQ(nlohmann::json::parse(FormatJson(results))["gpus"][0]["lost"], sentence);
+}
+
 // The agent's KPIs (serve's OTLP receiver) print under their GPU, before its
 // findings, with the kpi_regression verdict; JSON carries them per GPU.
 TEST(Report, KpisPrintUnderTheirGpu) {

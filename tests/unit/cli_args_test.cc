@@ -2,6 +2,7 @@
 
 #include "cli/commands.h"
 #include "cli/common_options.h"
+#include "cli/exit_codes.h"
 #include "cli/query_args.h"
 #include "cli_test_snapshot.h"
 
@@ -174,8 +175,37 @@ TEST(CommandLineTest, ExitCodes) {
   EXPECT_EQ(ExitCodeFor(Status::Ok()), 0);
   EXPECT_EQ(ExitCodeFor(Status::InvalidArgument("x")), 2);
   EXPECT_EQ(ExitCodeFor(Status::NotFound("x")), 6);
-  EXPECT_EQ(ExitCodeFor(Status::Unavailable("x")), 9);
-  EXPECT_EQ(ExitCodeFor(Status::Internal("x")), 1);
+  EXPECT_EQ(ExitCodeFor(Status::NotSupported("x")), 3);
+  EXPECT_EQ(ExitCodeFor(Status::Internal("x")), 255);
+  // Unavailable: a source over a socket (agent, Prometheus), or NVML with its return code.
+  EXPECT_EQ(ExitCodeFor(Status::Unavailable("x")), 21);
+  EXPECT_EQ(ExitCodeFor(NvmlUnavailable("x")), 9);
+  EXPECT_EQ(ExitCodeFor(GpuLost("x")), 15);
+  // nvidia-smi's code for the NVML return code where it has one.
+  EXPECT_EQ(ExitCodeFor(Status::Unavailable("x").WithDetail(9)), 9);    // DRIVER_NOT_LOADED
+  EXPECT_EQ(ExitCodeFor(Status::Unavailable("x").WithDetail(15)), 15);  // GPU_IS_LOST
+  EXPECT_EQ(ExitCodeFor(Status::NotSupported("x").WithDetail(4)), 4);   // NO_PERMISSION
+  EXPECT_EQ(ExitCodeFor(Status::NotFound("x").WithDetail(12)), 9);      // LIBRARY_NOT_FOUND
+  EXPECT_EQ(ExitCodeFor(Status::NotFound("x").WithDetail(6)), 6);
+  EXPECT_EQ(ExitCodeFor(Status::Internal("x").WithDetail(999)), 255);
+}
+
+// One table: --help prints it, and every code main can return is a row of it.
+TEST(CommandLineTest, HelpPrintsTheExitCodeTable) {
+  const std::string usage = Usage();
+  for (const ExitCodeRow& row : ExitCodeTable()) {
+    EXPECT_NE(usage.find("  " + std::to_string(static_cast<int>(row.code))), std::string::npos);
+    EXPECT_NE(usage.find(std::string(row.meaning)), std::string::npos) << row.name;
+  }
+  EXPECT_NE(ExitCodeMarkdown().find("| 15 | GPU lost | a GPU fell off the bus"), std::string::npos);
+}
+
+TEST(CommandLineTest, UnknownCommandAndOptionSuggestTheNearMiss) {
+  EXPECT_EQ(ParseCommandLine({"helth"}).status().message(),
+            "Unknown command \"helth\"; did you mean health? See gpuscope --help.");
+  EXPECT_EQ(ParseCommandLine({"--simulat", "x"}).status().message(),
+            "Unknown option \"--simulat\" for gpuscope; did you mean --simulate? "
+            "See gpuscope --help.");
 }
 
 }  // namespace

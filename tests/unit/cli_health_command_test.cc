@@ -67,7 +67,7 @@ TEST(CliHealthPrint, ExitCodeFollowsTheVerdict) {
   std::ostringstream out, err;
   EXPECT_EQ(PrintHealth({}, ReportWith(health::Verdict::kOk), out, err), 0);
   EXPECT_EQ(PrintHealth({}, ReportWith(health::Verdict::kWarn), out, err), 0);
-  EXPECT_EQ(PrintHealth({}, ReportWith(health::Verdict::kFail), out, err), 2);
+  EXPECT_EQ(PrintHealth({}, ReportWith(health::Verdict::kFail), out, err), 20);
   HealthArgs strict;
   strict.strict = true;
   EXPECT_EQ(PrintHealth(strict, ReportWith(health::Verdict::kWarn), out, err), 1);
@@ -82,7 +82,7 @@ TEST(CliHealthPrint, NvmlDownIsOneSentenceOnStderr) {
   report.nvml_error = "NVIDIA driver library /nonexistent not found";
   report.verdict = health::Verdict::kFail;
   std::ostringstream out, err;
-  EXPECT_EQ(PrintHealth({}, report, out, err), 2);
+  EXPECT_EQ(PrintHealth({}, report, out, err), 9);
   EXPECT_EQ(out.str(), "");
   EXPECT_EQ(err.str(),
             "gpuscope health: cannot read the GPUs: NVIDIA driver library /nonexistent not "
@@ -91,7 +91,7 @@ TEST(CliHealthPrint, NvmlDownIsOneSentenceOnStderr) {
   HealthArgs json;
   json.json = true;
   std::ostringstream jout, jerr;
-  EXPECT_EQ(PrintHealth(json, report, jout, jerr), 2);
+  EXPECT_EQ(PrintHealth(json, report, jout, jerr), 9);
   nlohmann::json doc = nlohmann::json::parse(jout.str());
   EXPECT_EQ(doc["nvml_up"], false);
   EXPECT_THAT(doc["nvml_error"].get<std::string>(), HasSubstr("/nonexistent"));
@@ -105,7 +105,8 @@ Invocation HealthInvocation(std::vector<std::string> args, std::ostream& out, st
   return *inv;
 }
 
-// A GPU lost since before the first sample fails the node: exit code 2.
+// A GPU lost since before the first sample fails the node with nvidia-smi's
+// code for it (15), and says so in one sentence on stderr.
 TEST(CliHealthRun, LostGpuOnTheSimulatorFails) {
   const std::string scenario = test_support::SourceDir() + "/sim/scenarios/health/xid-79-lost.yaml";
   setenv("GPUSCOPE_SIM_START_TIME", "20", 1);
@@ -115,7 +116,9 @@ TEST(CliHealthRun, LostGpuOnTheSimulatorFails) {
   unsetenv("GPUSCOPE_SIM_START_TIME");
   unsetenv("GPUSCOPE_SIM_SCENARIO");
   ASSERT_TRUE(status.ok()) << status.message();
-  EXPECT_EQ(inv.exit_code, 2);
+  EXPECT_EQ(inv.exit_code, 15);
+  EXPECT_THAT(err.str(), HasSubstr("gpuscope health: GPU 3 is lost"));
+  EXPECT_THAT(err.str(), HasSubstr("is lost (NVML answers GPU_IS_LOST"));
   nlohmann::json doc = nlohmann::json::parse(out.str());
   ASSERT_EQ(doc["gpus"].size(), 4u);
   EXPECT_EQ(doc["gpus"][3]["verdict"], "fail");
@@ -123,11 +126,11 @@ TEST(CliHealthRun, LostGpuOnTheSimulatorFails) {
   for (int i = 0; i < 3; ++i) EXPECT_EQ(doc["gpus"][i]["verdict"], "ok") << i;
 }
 
-TEST(CliHealthRun, MissingLibraryExitsTwoWithOneSentence) {
+TEST(CliHealthRun, MissingLibraryExitsNoDriverWithOneSentence) {
   std::ostringstream out, err;
   Invocation inv = HealthInvocation({"health", "--nvml-lib", "/nonexistent"}, out, err);
   ASSERT_TRUE(RunHealth(inv).ok());
-  EXPECT_EQ(inv.exit_code, 2);
+  EXPECT_EQ(inv.exit_code, 9);
   EXPECT_EQ(out.str(), "");
   const std::string sentence = err.str();
   EXPECT_THAT(sentence, HasSubstr("/nonexistent not found"));
@@ -146,6 +149,26 @@ TEST(CliHealthArgs, AgentAndItsOptions) {
   Result<HealthArgs> stray = ParseHealthArgs({"--ca-file", "ca.pem"});
   ASSERT_FALSE(stray.ok());
   EXPECT_THAT(stray.status().message(), HasSubstr("go with --agent"));
+}
+
+// Issue 44: `-i 9` exits 6 (not found) as in query, not 2 (a failed GPU, or a typo).
+TEST(CliHealthRun, NoSuchGpuExitsNotFound) {
+  std::ostringstream out, err;
+  Invocation inv =
+      HealthInvocation({"health", "--simulate", "training-8xh100", "-i", "9"}, out, err);
+  ASSERT_TRUE(RunHealth(inv).ok());
+  unsetenv("GPUSCOPE_SIM_SCENARIO");
+  EXPECT_EQ(inv.exit_code, 6) << err.str();
+  EXPECT_THAT(err.str(), HasSubstr("\"9\""));
+}
+
+TEST(CliHealthArgs, CountGoesWithWatch) {
+  EXPECT_EQ(Parse({"--watch", "5s", "--count", "2"}).count, 2);
+  EXPECT_FALSE(ParseHealthArgs({"--count", "2"}).ok());
+  EXPECT_FALSE(ParseHealthArgs({"--watch", "5s", "--count", "0"}).ok());
+  Result<HealthArgs> big = ParseHealthArgs({"--watch", "100000"});
+  ASSERT_FALSE(big.ok());
+  EXPECT_THAT(big.status().message(), HasSubstr("a bare number is seconds"));
 }
 
 }  // namespace

@@ -58,18 +58,25 @@ TEST(Settings, DcgmExporterShortFlags) {
 }
 
 TEST(Settings, ErrorsNameTheProblem) {
-  EXPECT_EQ(Resolve({"--bogus"}).status().message(), "unknown option --bogus");
-  EXPECT_EQ(Resolve({"-a"}).status().message(), "option -a needs a value");
+  EXPECT_EQ(Resolve({"--bogus"}).status().message(),
+            "Unknown option \"--bogus\" for gpuscope serve. See gpuscope serve --help.");
+  EXPECT_EQ(Resolve({"--adress=:1"}).status().message(),
+            "Unknown option \"--adress=:1\" for gpuscope serve; did you mean --address? "
+            "See gpuscope serve --help.");
+  EXPECT_EQ(Resolve({"-a"}).status().message(),
+            "Option -a needs a value; see gpuscope serve --help.");
   EXPECT_EQ(Resolve({}, {}, "address: ':1'\nbogus: 1\n").status().message(),
             "serve.yaml:2: unknown setting 'bogus'");
   EXPECT_EQ(Resolve({}, {}, "address: [1, 2]\n").status().message(),
             "serve.yaml:1: 'address' must be a single value");
   EXPECT_EQ(Resolve({}, {}, "[a]: 1\n").status().message(), "serve.yaml:1: unknown setting ''");
   EXPECT_EQ(Resolve({"--window", "5 parsecs"}).status().message(),
-            "window: '5 parsecs' is not a duration (use ms, s, m or h) (from flag)");
+            "window: '5 parsecs' is not a duration (use ms, s, m or h; a bare number is ms) "
+            "(from flag)");
   FakeEnv env{{{"GPUSCOPE_COLLECT_INTERVAL", "nan"}}};
   EXPECT_EQ(Resolve({}, env).status().message(),
-            "collect-interval: 'nan' is not a finite duration (from GPUSCOPE_COLLECT_INTERVAL)");
+            "collect-interval: 'nan' is not a finite duration (use ms, s, m or h; a bare number "
+            "is ms) (from GPUSCOPE_COLLECT_INTERVAL)");
   EXPECT_EQ(Resolve({}, {}, "gpu-hour-price: -1\n").status().message(),
             "gpu-hour-price: '-1' is outside the range 0..1000000 (from serve.yaml)");
 }

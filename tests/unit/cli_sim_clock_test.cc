@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/diagnose_command.h"
+#include "cli/exit_codes.h"
 #include "cli/health_command.h"
 #include "cli/serve_config.h"
 #include "cli/settings.h"
@@ -94,7 +95,7 @@ class CliSimClockRun : public ::testing::Test {
 TEST_F(CliSimClockRun, HealthSeesTheFaultDrillsFault) {
   Ran settled = RunCommand({"health", "--simulate", "fault-drill", "--json"});
   ASSERT_TRUE(settled.status.ok()) << settled.status.message();
-  EXPECT_EQ(settled.exit_code, 2) << settled.out;
+  EXPECT_EQ(settled.exit_code, static_cast<int>(Exit::kGpuLost)) << settled.out;
   nlohmann::json doc = nlohmann::json::parse(settled.out);
   EXPECT_EQ(doc["gpus"][3]["lost"], true);
   EXPECT_EQ(doc["gpus"][3]["verdict"], "fail");
@@ -128,7 +129,7 @@ TEST_F(CliSimClockRun, AtAndTheVariableChooseTheMoment) {
   Ran early = RunCommand({"health", "--simulate", "fault-drill", "--json"});
   EXPECT_EQ(early.exit_code, 0) << early.out;
   Ran at = RunCommand({"health", "--simulate", "fault-drill", "--at", "10s", "--json"});
-  EXPECT_EQ(at.exit_code, 2) << at.out;
+  EXPECT_EQ(at.exit_code, static_cast<int>(Exit::kGpuLost)) << at.out;
 
   unsetenv("GPUSCOPE_SIM_START_TIME");
   Ran no_scenario =
