@@ -135,6 +135,25 @@ TEST_F(SimFabricTest, LinksGoDownTrainAndComeBack) {
   EXPECT_EQ(links_up(), 17u);
 }
 
+TEST_F(SimFabricTest, ControlFileInjectsAndClearsFabricFaults) {
+  test_support::SimControl control;
+  ASSERT_EQ(Start("gb200-tray"), 0) << nv.LastError();
+  nvmlReturn_t r = 0;
+  control.Send("inject 1 fabric route-unhealthy");
+  control.Send("inject 2 fabric state not-started");
+  control.Send("inject 3 fabric incorrect-configuration insufficient-nvlinks");
+  EXPECT_EQ(Flag(FabricV2(nv, Device(1), &r).healthMask, n::kFabricRouteUnhealthyShift),
+            n::kFabricFlagTrue);
+  EXPECT_EQ(FabricV2(nv, Device(2), &r).state, n::kFabricStateNotStarted);
+  EXPECT_EQ(FabricV2(nv, Device(3), &r).healthMask >> n::kFabricIncorrectConfigShift, 5u);
+  control.Send("clear all fabric");
+  for (unsigned g = 0; g < 4; ++g) {
+    nvmlGpuFabricInfo_v2_t info = FabricV2(nv, Device(g), &r);
+    EXPECT_EQ(info.state, n::kFabricStateCompleted) << g;
+    EXPECT_EQ(info.healthMask, 0x1AAu) << g;
+  }
+}
+
 TEST_F(SimFabricTest, ScenarioRejectsBadFabricKeys) {
   const std::string scenario = WriteTempFile("bad.yaml", R"(gpus:
   - model: gb200
