@@ -12,6 +12,7 @@ constexpr const char* kFnNames[] = {
 #undef GPUSCOPE_SIM_FN_NAME
         "nvmlErrorString",
     "nvmlDeviceGetHandleByPciBusId_v2",
+    "nvmlDeviceGetGpuFabricInfo",
 };
 static_assert(sizeof(kFnNames) / sizeof(kFnNames[0]) == kFnCount);
 

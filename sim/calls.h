@@ -19,6 +19,7 @@ enum Fn : int {
 #undef GPUSCOPE_SIM_FN_ID
       kFn_nvmlErrorString,
   kFn_nvmlDeviceGetHandleByPciBusId_v2,
+  kFn_nvmlDeviceGetGpuFabricInfo,
   kFnCount,
 };
 

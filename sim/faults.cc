@@ -3,6 +3,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "fabric.h"
+
 namespace gpuscope::sim {
 namespace {
 
@@ -27,6 +29,7 @@ constexpr KindName kKindNames[] = {
     {FaultKind::kRecoveryAction, "recovery-action"},
     {FaultKind::kFail, "fail"},
     {FaultKind::kXidStorm, "xid-storm"},
+    {FaultKind::kFabric, "fabric"},
 };
 
 constexpr const char* kActionNames[] = {"none", "gpu-reset", "node-reboot", "drain-p2p",
@@ -140,7 +143,15 @@ Result<FaultSpec> FaultFromWords(const std::vector<std::string>& words) {
     case FaultKind::kNvlinkErrors:
     case FaultKind::kNvlinkDown:
       if (f.kind == FaultKind::kNvlinkDown) f.link = 0;
-      GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.link));
+      if (w.size() > 1 && w[1] == "all") {
+        f.link = -1;  // every link
+      } else {
+        GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.link));
+      }
+      if (f.kind == FaultKind::kNvlinkDown) GPUSCOPE_RETURN_IF_ERROR(Arg(w, 2, &f.train_s));
+      break;
+    case FaultKind::kFabric:
+      GPUSCOPE_RETURN_IF_ERROR(FabricFaultFromWords(w, &f.fabric));
       break;
     case FaultKind::kMemoryLeak:
       GPUSCOPE_RETURN_IF_ERROR(Arg(w, 1, &f.rate_mib_s));

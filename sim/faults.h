@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "fabric_fault.h"
 #include "gpuscope/status.h"
 
 namespace gpuscope::sim {
@@ -31,6 +32,7 @@ enum class FaultKind {
   kRecoveryAction,   // field 230 value, RecoveryAction event + XID 154
   kFail,             // a named NVML function (or any) answers an error code
   kXidStorm,         // `rate` XID events per second while active (storm.h)
+  kFabric,           // NVLink fabric registration state and health (sim/fabric.h)
 };
 
 constexpr double kForever = std::numeric_limits<double>::infinity();
@@ -46,6 +48,7 @@ struct FaultSpec {
   unsigned gen = 3, width = 8;                  // PCIe downgrade
   double replay_rate = 2.0;                     // PCIe replays/s; NVLink replays/s
   int link = -1;                                // NVLink: -1 all links
+  double train_s = 0;                           // nvlink-down: training after until, s
   double crc_rate = 10.0, recovery_rate = 0.1;  // NVLink errors/s
   double rate_mib_s = 256;                      // memory leak
   std::string function = "any";                 // hang, fail
@@ -53,6 +56,7 @@ struct FaultSpec {
   int code = 999;                               // fail: nvmlReturn_t (999 NVML_ERROR_UNKNOWN)
   unsigned action = 1;                          // recovery action 0..4
   double rate = 1000;                           // xid-storm: events per second
+  FabricFault fabric;                           // fabric
 };
 
 // Instant faults act once at their time; the others last until cleared.

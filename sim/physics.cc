@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "fabric.h"
 #include "history.h"
 
 namespace gpuscope::sim {
@@ -40,6 +41,10 @@ Effects ActiveEffects(const PhysicsInput& in, double t) {
   Effects e;
   unsigned links = in.spec.preset->nvlink_links;
   for (const FaultSpec& f : in.faults) {
+    if (f.kind == FaultKind::kNvlinkDown) {  // down, then training (sim/fabric.h)
+      MarkLinksDown(f, t, links, e.link_down);
+      continue;
+    }
     if (!FaultActiveAt(f, t)) continue;
     switch (f.kind) {
       case FaultKind::kCoolingFailure:
@@ -57,9 +62,6 @@ Effects ActiveEffects(const PhysicsInput& in, double t) {
         break;
       case FaultKind::kNvlinkErrors:
         AddLinkRates(f, links, e);
-        break;
-      case FaultKind::kNvlinkDown:
-        if (f.link >= 0 && static_cast<unsigned>(f.link) < links) e.link_down[f.link] = true;
         break;
       case FaultKind::kMemoryLeak:
         e.leaking = true, e.leak_rate += f.rate_mib_s * kMiB;

@@ -28,7 +28,7 @@ constexpr MigProfile kMigB200[] = {
 };
 
 // clang-format off
-const std::array<Preset, 6> kPresets = {{
+const std::array<Preset, 7> kPresets = {{
     {.key = "h100-sxm", .name = "NVIDIA H100 80GB HBM3",
      .brand = n::kBrandNvidia, .vbios = "96.00.99.00.01",
      .architecture = n::kArchHopper, .cc_major = 9, .cc_minor = 0,
@@ -104,6 +104,24 @@ const std::array<Preset, 6> kPresets = {{
      .idle_power_w = 170, .idle_temp_c = 35, .full_power_w = 950, .full_temp_c = 62,
      .peak_power_w = 1080,
      .mig_profiles = kMigB200},
+    // Extra (not in gpu-models.md; no GB200 was at hand): one Blackwell GPU of a GB200
+    // compute tray (Grace C2C, 4 GPUs a node, 18 NVLink 5 links into the NVL72 fabric).
+    // B200's figures where NVIDIA publishes none for GB200; 1200 W board limit.
+    {.key = "gb200", .name = "NVIDIA GB200",
+     .brand = n::kBrandNvidia, .vbios = "97.00.82.00.01",
+     .architecture = n::kArchBlackwell, .cc_major = 10, .cc_minor = 0,
+     .pci_device_id = 0x294110DE, .pci_subsystem_id = 0x20CA10DE,
+     .memory_total_mib = 189471, .memory_reserved_mib = 728, .memory_type = "HBM3e",
+     .power_default_w = 1200, .power_min_w = 200, .power_max_w = 1200,
+     .max_sm_clock = 2062, .max_mem_clock = 3996, .idle_sm_clock = 120, .idle_mem_clock = 3996,
+     .idle_pstate = 0,
+     .temp_shutdown = 92, .temp_slowdown = 89, .temp_gpu_max = 87, .temp_mem_max = 95,
+     .pcie_gen = 5, .pcie_width = 16, .nvlink_links = 18, .nvlink_gbps_per_link = 53.125,
+     .sm_count = 152,
+     .gpm = true, .ecc = true, .remaps_rows = true,
+     .idle_power_w = 180, .idle_temp_c = 33, .full_power_w = 1130, .full_temp_c = 60,
+     .peak_power_w = 1300,
+     .mig_profiles = kMigB200, .fabric = true},
     // Extra (not in gpu-models.md): a pre-Ampere board, for page retirement.
     {.key = "v100-sxm2", .name = "Tesla V100-SXM2-32GB",
      .brand = n::kBrandTesla, .vbios = "88.00.80.00.01",

@@ -46,6 +46,7 @@ struct Preset {
   double full_power_w, full_temp_c;          // a sustained full load (gpu-burn)
   double peak_power_w;                       // demand at activity 1.0 (may exceed the limit)
   std::span<const MigProfile> mig_profiles;  // empty: no MIG
+  bool fabric = false;  // joins an NVLink fabric (NVL72): nvmlDeviceGetGpuFabricInfoV answers
 };
 
 // The preset for a scenario key, or nullptr.

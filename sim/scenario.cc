@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "fabric.h"
 #include "yaml_fields.h"
 
 namespace gpuscope::sim {
@@ -411,12 +412,14 @@ Status Parser::FaultParams(FieldReader& r, FaultSpec* f) {
     case FaultKind::kNvlinkErrors:
     case FaultKind::kNvlinkDown: {
       if (f->kind == FaultKind::kNvlinkDown) f->link = 0;
-      if (r.Has("link")) {
+      if (r.Has("link") && r.Get("link").IsScalar() && r.Get("link").Scalar() == "all") {
+        f->link = -1;
+      } else if (r.Has("link")) {
         unsigned link = 0;
         GPUSCOPE_RETURN_IF_ERROR(r.Unsigned("link", &link, 0, 17));
         f->link = static_cast<int>(link);
       }
-      if (f->kind == FaultKind::kNvlinkDown) return Status::Ok();
+      if (f->kind == FaultKind::kNvlinkDown) return r.Double("train_s", &f->train_s, 0, 3600);
       GPUSCOPE_RETURN_IF_ERROR(r.Double("crc_rate", &f->crc_rate, 0, 1e6));
       GPUSCOPE_RETURN_IF_ERROR(r.Double("replay_rate", &f->replay_rate, 0, 1e6));
       return r.Double("recovery_rate", &f->recovery_rate, 0, 1e6);
@@ -443,6 +446,8 @@ Status Parser::FaultParams(FieldReader& r, FaultSpec* f) {
       }
       return Status::Ok();
     }
+    case FaultKind::kFabric:
+      return FabricFaultParams(r, &f->fabric);
     default:
       return Status::Ok();
   }

@@ -202,6 +202,10 @@ unsigned Sim::RecoveryAction(unsigned g, double t) {
   });
 }
 
+std::vector<FaultSpec> Sim::Faults(unsigned g) {
+  return WithFaults(g, [](const std::vector<FaultSpec>& faults) { return faults; });
+}
+
 unsigned long long Sim::SupportedEvents(unsigned g) const {
   unsigned long long types = 0x8;  // XidCriticalError
   if (gpus_[g]->spec.preset->ecc) types |= 0x1 | 0x2;

@@ -60,6 +60,8 @@ class Sim {
   // The error code an active `fail` fault gives `fn` on GPU g; 0 when none.
   int FailCode(unsigned g, Fn fn, double t);
   unsigned RecoveryAction(unsigned g, double t);
+  // A copy of GPU g's faults, scenario and injected, active or not (sim/fabric.cc).
+  std::vector<FaultSpec> Faults(unsigned g);
   unsigned long long SupportedEvents(unsigned g) const;
 
   // Starts f on GPU g now (f.at and f.until are overwritten).

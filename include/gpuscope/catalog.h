@@ -86,6 +86,7 @@ enum class Source : uint8_t {
   kModes,             // compute, persistence and virtualization modes
   kGpuCount,          // nvmlDeviceGetCount (the same on every GPU)
   kInforom,           // InfoROM checksum and validity
+  kFabric,            // nvmlDeviceGetGpuFabricInfoV: NVLink fabric registration and health
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
@@ -195,7 +196,10 @@ struct SmiName {
   X(kThrottleSyncBoost) X(kThrottleSwThermal) X(kThrottleHwThermal)                     \
   X(kThrottleHwPowerBrake) X(kThrottleDisplayClock) X(kFbUsedRatio) X(kBar1Total)       \
   X(kBar1Used) X(kBar1Free) X(kDeviceCount) X(kComputeMode) X(kPersistenceMode)         \
-  X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)
+  X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)                          \
+  X(kFabricManagerStatus) X(kFabricState) X(kFabricErrorCode) X(kFabricCliqueId)        \
+  X(kFabricHealthMask) X(kFabricDegradedBandwidth) X(kFabricRouteRecovery)              \
+  X(kFabricRouteUnhealthy) X(kFabricAccessTimeoutRecovery) X(kFabricIncorrectConfig)
 // clang-format on
 
 enum class Metric : uint16_t {

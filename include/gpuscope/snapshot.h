@@ -109,6 +109,8 @@ struct GpuSample {
   std::string state_reason;  // why not kOk, for /health and logs
   double sampled_at = 0;     // unix seconds of the last successful read
   std::vector<NvLinkLink> nvlink;
+  // The NVLink fabric's cluster UUID (gpuscope_fabric_info); empty off a fabric.
+  std::string fabric_cluster_uuid;
   std::map<unsigned, uint64_t> xid_counts;  // XID code -> count since start
   std::vector<ProcessInfo> processes;
   // nvmlDeviceGetProcessUtilization answered at the last slow read, so each

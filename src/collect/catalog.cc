@@ -137,6 +137,8 @@ std::string_view SourceCall(Source source) {
       return "nvmlDeviceGetCurrPcieLink* / GetMaxPcieLink*";
     case Source::kBar1:
       return "nvmlDeviceGetBAR1MemoryInfo";
+    case Source::kFabric:
+      return "nvmlDeviceGetGpuFabricInfoV";
     case Source::kModes:
       return "nvmlDeviceGetComputeMode / GetPersistenceMode / GetVirtualizationMode";
     case Source::kGpuCount:

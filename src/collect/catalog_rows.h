@@ -514,6 +514,51 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
   {kXidLast, "xid_last", kHealth, kEvent, kEvents, kNoRead, kNoNative, kFullOnly,
    Dcgm("DCGM_FI_DEV_XID_ERRORS", kGauge), kNoSmi,
    "Value of the last XID error seen (see gpuscope_xid_errors_total for counts by code)."},
+
+  // NVLink fabric (GB200 NVL72, NVSwitch systems), one call: absent where NVML
+  // answers NOT_SUPPORTED. Cluster UUID and clique are on gpuscope_fabric_info.
+  {kFabricManagerStatus, "fabric_manager_status", kHealth, kSlow, kFabric, kNoRead, kNoNative,
+   kFullOnly, Dcgm("DCGM_FI_DEV_FABRIC_MANAGER_STATUS", kGauge), kNoSmi,
+   "Fabric registration as DCGM reports it: 1 not started, 2 in progress, 3 success, 4 failure."},
+  {kFabricState, "fabric_state", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_state", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "NVLink fabric registration state (NVML): 1 not started, 2 in progress, 3 completed."},
+  {kFabricErrorCode, "fabric_error_code", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_registration_failure", kGauge), kAlways,
+   Dcgm("DCGM_FI_DEV_FABRIC_MANAGER_ERROR_CODE", kGauge), kNoSmi,
+   "NVML return code of a fabric registration that completed with an error; 0 while none "
+   "failed (gpuscope has no DCGM: NVML's code, not DCGM's translation of it)."},
+  {kFabricCliqueId, "fabric_clique_id", kHealth, kSlow, kFabric, kNoRead, kNoNative, kFullOnly,
+   Dcgm("DCGM_FI_DEV_FABRIC_CLIQUE_ID", kGauge), kNoSmi,
+   "The NVLink fabric partition (clique) the GPU belongs to (native: on gpuscope_fabric_info)."},
+  {kFabricHealthMask, "fabric_health_mask", kHealth, kSlow, kFabric, kNoRead, kNoNative, kFullOnly,
+   Dcgm("DCGM_FI_DEV_FABRIC_HEALTH_MASK", kGauge), kNoSmi,
+   "NVML's fabric health mask, raw (0x1AA: healthy); gpuscope_fabric_issue_active splits it."},
+  {kFabricDegradedBandwidth, "fabric_degraded_bandwidth", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_issue_active", kGauge, kIdentity, R"(issue="degraded_bandwidth")"),
+   kAlways, kNoDcgm, kNoSmi,
+   "1 while the fabric health mask reports the issue, 0 when it does not; absent where the "
+   "driver does not report it."},
+  {kFabricRouteRecovery, "fabric_route_recovery", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_issue_active", kGauge, kIdentity, R"(issue="route_recovery")"),
+   kAlways, kNoDcgm, kNoSmi,
+   "1 while the fabric health mask reports the issue, 0 when it does not; absent where the "
+   "driver does not report it."},
+  {kFabricRouteUnhealthy, "fabric_route_unhealthy", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_issue_active", kGauge, kIdentity, R"(issue="route_unhealthy")"),
+   kAlways, kNoDcgm, kNoSmi,
+   "1 while the fabric health mask reports the issue, 0 when it does not; absent where the "
+   "driver does not report it."},
+  {kFabricAccessTimeoutRecovery, "fabric_access_timeout_recovery", kHealth, kSlow, kFabric,
+   kNoRead,
+   Native("gpuscope_fabric_issue_active", kGauge, kIdentity, R"(issue="access_timeout_recovery")"),
+   kAlways, kNoDcgm, kNoSmi,
+   "1 while the fabric health mask reports the issue, 0 when it does not; absent where the "
+   "driver does not report it."},
+  {kFabricIncorrectConfig, "fabric_incorrect_configuration", kHealth, kSlow, kFabric, kNoRead,
+   Native("gpuscope_fabric_configuration_state", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "Fabric configuration check (NVML's code): 1 none, 2 incorrect system GUID, 3 incorrect "
+   "chassis serial number, 4 no partition, 5 insufficient NVLinks."},
 }};
 // clang-format on
 

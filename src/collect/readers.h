@@ -80,6 +80,7 @@ void ReadPcieThroughput(ReadContext& ctx, const GpmState& gpm);
 void ReadEnergyFallback(ReadContext& ctx);
 void ReadEcc(ReadContext& ctx);
 void ReadRemapped(ReadContext& ctx);
+void ReadFabric(ReadContext& ctx);
 void ReadRetired(ReadContext& ctx);
 void ReadPcieReplayFallback(ReadContext& ctx);
 // Slow tier: per-link NVLink state and error counters into sample.nvlink.

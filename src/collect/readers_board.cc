@@ -52,4 +52,34 @@ void ReadInforom(ReadContext& ctx) {
   }
 }
 
+namespace {
+
+void SetFlag(ReadContext& ctx, Metric m, std::optional<bool> flag) {
+  if (flag) ctx.Set(m, *flag ? 1 : 0);
+}
+
+}  // namespace
+
+void ReadFabric(ReadContext& ctx) {
+  if (!ctx.Due(kFabricState)) return;
+  auto fabric = ctx.Try<nvml::FabricInfo>("nvmlDeviceGetGpuFabricInfoV",
+                                          [&] { return ctx.device().Fabric(); });
+  if (!fabric) return;
+  const bool completed = fabric->state == 3;  // NVML_GPU_FABRIC_STATE_COMPLETED
+  // DCGM's dcgmFabricManagerStatus_t: a completed registration is 3 success or 4 failure.
+  ctx.Set(kFabricManagerStatus, completed ? (fabric->status == 0 ? 3 : 4) : fabric->state);
+  ctx.Set(kFabricState, fabric->state);
+  ctx.Set(kFabricErrorCode, completed ? fabric->status : 0);
+  ctx.Set(kFabricCliqueId, fabric->clique_id);
+  ctx.Set(kFabricHealthMask, fabric->health_mask);
+  SetFlag(ctx, kFabricDegradedBandwidth, fabric->degraded_bandwidth);
+  SetFlag(ctx, kFabricRouteRecovery, fabric->route_recovery);
+  SetFlag(ctx, kFabricRouteUnhealthy, fabric->route_unhealthy);
+  SetFlag(ctx, kFabricAccessTimeoutRecovery, fabric->access_timeout_recovery);
+  if (fabric->incorrect_configuration) {
+    ctx.Set(kFabricIncorrectConfig, *fabric->incorrect_configuration);
+  }
+  ctx.reading().sample.fabric_cluster_uuid = fabric->cluster_uuid;
+}
+
 }  // namespace gpuscope::collect

@@ -53,6 +53,7 @@ constexpr ReaderEntry kReaders[] = {
     {Source::kModes, Plain<ReadModes>},
     {Source::kGpuCount, Plain<ReadDeviceCount>},
     {Source::kInforom, Plain<ReadInforom>},
+    {Source::kFabric, Plain<ReadFabric>},
     {Source::kFieldValue, Plain<ReadFieldFallbacks>},
     {Source::kIntegral, nullptr, true},  // the sampler's integrals (integrals.cc)
     {Source::kPeak, nullptr, true},      // the sampler's trailing-window peaks

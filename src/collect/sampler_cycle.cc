@@ -34,6 +34,7 @@ void Merge(GpuSample& sample, Reading& reading) {
     sample.nvlink = std::move(reading.sample.nvlink);
     sample.processes = std::move(reading.sample.processes);
     sample.process_sm_measured = reading.sample.process_sm_measured;
+    sample.fabric_cluster_uuid = std::move(reading.sample.fabric_cluster_uuid);
   }
 }
 

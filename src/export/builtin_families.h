@@ -63,6 +63,9 @@ inline constexpr std::string_view kProcessLabels =
     "link, type (crc_data, crc_flit, recovery, replay)", "NVLink errors per link, by type.")       \
   X(kXidErrors, "gpuscope_xid_errors_total", kCounter, kGpu, kNative, "xid",                       \
     "XID errors reported by the driver since gpuscope started, by code.")                          \
+  X(kFabricInfo, "gpuscope_fabric_info", kInfo, kGpu, kNative, "cluster_uuid, clique_id",          \
+    "The NVLink fabric (an NVL72 domain) the GPU registered with, from "                           \
+    "nvmlDeviceGetGpuFabricInfoV; absent off a fabric. The value is always 1.")                    \
   /* Per-process families (render_processes.cc), with --process-series N: the N processes of a     \
      device using the most memory, the rest summed as pid="other". Their attribution labels are    \
      the process's own (its container's pod, its cgroup's Slurm job), not the device's holders. */ \
@@ -218,7 +221,7 @@ inline constexpr auto kBuiltinFamilies =
 inline constexpr auto kLeadingBuiltins =
     std::to_array<const BuiltinFamily*>({&kGpuInfo, &kGpuLost, &kLastSample});
 inline constexpr auto kTrailingBuiltins =
-    std::to_array<const BuiltinFamily*>({&kLinkActive, &kLinkErrors, &kXidErrors});
+    std::to_array<const BuiltinFamily*>({&kLinkActive, &kLinkErrors, &kXidErrors, &kFabricInfo});
 inline constexpr auto kProcessBuiltins =
     std::to_array<const BuiltinFamily*>({&kProcessMemory, &kProcessSm, &kProcessMemoryUtil});
 

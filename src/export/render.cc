@@ -199,6 +199,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     RenderNative(snapshot, writer);
     RenderNvLink(snapshot, writer);
     RenderXid(snapshot, writer);
+    RenderFabric(snapshot, writer);
     RenderHolderShares(snapshot, writer);
     if (options_.process_series > 0) RenderProcesses(snapshot, writer);
   }
@@ -411,6 +412,29 @@ void Renderer::RenderXid(const Snapshot& snapshot, Writer& writer) {
         AppendUnsigned(count, out);
         out.push_back('\n');
       }
+    }
+  }
+  writer.End();
+}
+
+void Renderer::RenderFabric(const Snapshot& snapshot, Writer& writer) {
+  const PlannedFamily& family = plan_->trailing[3];
+  writer.Begin(family);
+  std::string& out = writer.out();
+  for (uint32_t slot : cache_->order) {
+    if (slot >= snapshot.samples.size()) continue;
+    const GpuSample& sample = snapshot.samples[slot];
+    if (sample.state == GpuState::kLost || sample.fabric_cluster_uuid.empty()) continue;
+    for (const std::string& prefix : cache_->native[slot]) {
+      out.append(family.name);
+      out.append(prefix);
+      out.append(",cluster_uuid=\"");
+      AppendLabelValue(sample.fabric_cluster_uuid, &out);
+      if (sample.Has(Metric::kFabricCliqueId)) {
+        out.append("\",clique_id=\"");
+        AppendUnsigned(static_cast<uint64_t>(sample.Get(Metric::kFabricCliqueId)), out);
+      }
+      out.append("\"} 1\n");
     }
   }
   writer.End();

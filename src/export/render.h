@@ -143,6 +143,7 @@ class Renderer {
   void RenderHolders(Writer& writer);
   void RenderNvLink(const Snapshot& snapshot, Writer& writer);
   void RenderXid(const Snapshot& snapshot, Writer& writer);
+  void RenderFabric(const Snapshot& snapshot, Writer& writer);
   void RenderProcesses(const Snapshot& snapshot, Writer& writer);
   void RenderHolderShares(const Snapshot& snapshot, Writer& writer);
   void RenderExtra(const Family& family, Writer& writer);

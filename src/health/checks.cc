@@ -44,6 +44,7 @@ constexpr CheckDef kCheckTable[] = {
     {Check::kNvlink, "nvlink", Nvlink, false},
     {Check::kThermal, "thermal", Plain<internal::CheckThermal>, false},
     {Check::kPower, "power", Plain<internal::CheckPower>, false},
+    {Check::kFabric, "fabric", Plain<internal::CheckFabric>, false},
 };
 
 constexpr bool EveryCheckOnce() {

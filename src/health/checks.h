@@ -1,6 +1,6 @@
 // Health verdicts: judges one sampler snapshot plus the event thread's state
 // into a verdict per GPU and check (memory, pcie, nvlink, thermal, power, xid,
-// driver), each with evidence (the measured numbers and the thresholds they
+// driver, fabric), each with evidence (the measured numbers and the thresholds they
 // were held against) and the recommended action. Thresholds follow DCGM's
 // health module and reference/xid.md.
 //
@@ -32,10 +32,12 @@ namespace gpuscope::health {
 // The exported value is the enum value.
 enum class Verdict : uint8_t { kOk = 0, kWarn = 1, kFail = 2 };
 
-enum class Check : uint8_t { kMemory, kPcie, kNvlink, kThermal, kPower, kXid, kDriver };
-inline constexpr std::array<Check, 7> kAllChecks = {Check::kMemory,  Check::kPcie,  Check::kNvlink,
+// kFabric: the NVLink fabric registration and health of GB200-class GPUs; not
+// evaluated (not exported) where NVML reports no fabric.
+enum class Check : uint8_t { kMemory, kPcie, kNvlink, kThermal, kPower, kXid, kDriver, kFabric };
+inline constexpr std::array<Check, 8> kAllChecks = {Check::kMemory,  Check::kPcie,  Check::kNvlink,
                                                     Check::kThermal, Check::kPower, Check::kXid,
-                                                    Check::kDriver};
+                                                    Check::kDriver,  Check::kFabric};
 
 std::string_view CheckName(Check c);      // "memory", ... (the `check` label)
 std::string_view VerdictName(Verdict v);  // "ok", "warn", "fail"

@@ -25,6 +25,7 @@ void CheckNvlink(const GpuInput& in, CheckResult& r, GpuHealth* out);
 void CheckThermal(const GpuInput& in, CheckResult& r);
 void CheckPower(const GpuInput& in, CheckResult& r);
 void CheckXid(const GpuInput& in, CheckResult& r);
+void CheckFabric(const GpuInput& in, CheckResult& r);
 // Sets out->lost and out->stale too.
 void CheckDriver(const GpuInput& in, CheckResult& r, GpuHealth* out);
 

@@ -4,7 +4,7 @@
 // ToFamilies writes, per whole GPU (native GPU labels gpu, uuid first):
 //   gpuscope_gpu_health{check}          gauge: 0 ok, 1 warn, 2 fail, one series
 //                                       per evaluated check (memory, pcie,
-//                                       nvlink, thermal, power, xid, driver)
+//                                       nvlink, thermal, power, xid, driver, fabric)
 //   gpuscope_collector_stale            gauge: 1 when the GPU's values are stale
 //                                       (a hung call, or no good read for
 //                                       stale_after_seconds)

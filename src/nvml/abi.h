@@ -138,6 +138,34 @@ typedef struct {
   nvmlGpmMetric_t metrics[kNvmlGpmMetricsMax];
 } nvmlGpmMetricsGet_t;
 
+// GPU fabric (NVLink domain) registration, R550+ on NVSwitch and NVL72 systems.
+// nvmlDeviceGetGpuFabricInfo takes the plain v1 (no version); the versioned
+// call takes v2 (R550, adds healthMask) or v3 (R575, adds healthSummary).
+typedef unsigned char nvmlGpuFabricState_t;
+typedef struct {  // nvmlGpuFabricInfo_t, sizeof 28
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;  // meaningful only once state is COMPLETED
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+} nvmlGpuFabricInfo_t;
+typedef struct {  // sizeof 36, version 0x02000024
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+typedef struct {  // sizeof 40, version 0x03000028
+  unsigned int version;
+  unsigned char clusterUuid[16];
+  nvmlReturn_t status;
+  unsigned int cliqueId;
+  nvmlGpuFabricState_t state;
+  unsigned int healthMask;
+  unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+
 }  // extern "C"
 
 // Every NVML function the project uses, once: X(exported name, need, params).
@@ -217,6 +245,7 @@ typedef struct {
   X(nvmlDeviceGetNvLinkState, Optional, (nvmlDevice_t d, unsigned int link, int* is_active))     \
   X(nvmlDeviceGetNvLinkErrorCounter, Optional,                                                   \
     (nvmlDevice_t d, unsigned int link, int counter, unsigned long long* value))                 \
+  X(nvmlDeviceGetGpuFabricInfoV, Optional, (nvmlDevice_t d, nvmlGpuFabricInfo_v2_t * info))      \
   X(nvmlEventSetCreate, Optional, (nvmlEventSet_t * set))                                        \
   X(nvmlDeviceGetSupportedEventTypes, Optional, (nvmlDevice_t d, unsigned long long* types))     \
   X(nvmlDeviceRegisterEvents, Optional,                                                          \
@@ -348,6 +377,31 @@ constexpr unsigned int StructVersion(std::size_t size, unsigned int v) {
 }
 constexpr unsigned int kMemoryV2Version = StructVersion(sizeof(nvmlMemory_v2_t), 2);
 static_assert(kMemoryV2Version == 0x02000028);
+constexpr unsigned int kGpuFabricInfoV2Version = StructVersion(sizeof(nvmlGpuFabricInfo_v2_t), 2);
+constexpr unsigned int kGpuFabricInfoV3Version = StructVersion(sizeof(nvmlGpuFabricInfo_v3_t), 3);
+static_assert(kGpuFabricInfoV2Version == 0x02000024 && kGpuFabricInfoV3Version == 0x03000028);
+
+// nvmlGpuFabricState_t
+enum FabricState : unsigned int {
+  kFabricStateNotSupported = 0,
+  kFabricStateNotStarted = 1,
+  kFabricStateInProgress = 2,
+  kFabricStateCompleted = 3,
+};
+// NVML_GPU_FABRIC_HEALTH_MASK_*: 2-bit fields (0 not supported, 1 true, 2
+// false) at these shifts, and a 4-bit incorrect-configuration code at 8
+// (0 not supported, 1 none, 2 incorrect system GUID, 3 incorrect chassis
+// serial, 4 no partition, 5 insufficient NVLinks).
+enum FabricHealthShift : unsigned int {
+  kFabricDegradedBwShift = 0,
+  kFabricRouteRecoveryShift = 2,
+  kFabricRouteUnhealthyShift = 4,
+  kFabricAccessTimeoutRecoveryShift = 6,
+  kFabricIncorrectConfigShift = 8,
+};
+constexpr unsigned int kFabricFlagWidthMask = 0x3, kFabricConfigWidthMask = 0xF;
+constexpr unsigned int kFabricFlagTrue = 1, kFabricFlagFalse = 2;
+constexpr unsigned int kFabricConfigNone = 1;
 
 constexpr unsigned int kInitFlagNoGpus = 1;
 constexpr unsigned int kInitFlagNoAttach = 2;

@@ -15,6 +15,17 @@ static_assert(sizeof(nvmlDevice_t) == 8 && sizeof(nvmlEventSet_t) == 8 &&
 static_assert(sizeof(nvmlPciInfo_t) == 68);
 static_assert(sizeof(nvmlBAR1Memory_t) == 24 && offsetof(nvmlBAR1Memory_t, bar1Used) == 16);
 static_assert(offsetof(nvmlPciInfo_t, busIdLegacy) == 0);
+static_assert(sizeof(nvmlGpuFabricInfo_t) == 28 && offsetof(nvmlGpuFabricInfo_t, status) == 16);
+static_assert(offsetof(nvmlGpuFabricInfo_t, cliqueId) == 20);
+static_assert(offsetof(nvmlGpuFabricInfo_t, state) == 24);
+static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, clusterUuid) == 4);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, status) == 20);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, cliqueId) == 24);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, state) == 28);
+static_assert(offsetof(nvmlGpuFabricInfo_v2_t, healthMask) == 32);
+static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40);
+static_assert(offsetof(nvmlGpuFabricInfo_v3_t, healthSummary) == 36);
 static_assert(offsetof(nvmlPciInfo_t, domain) == 16);
 static_assert(offsetof(nvmlPciInfo_t, bus) == 20);
 static_assert(offsetof(nvmlPciInfo_t, device) == 24);

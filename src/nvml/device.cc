@@ -117,6 +117,34 @@ Result<Bar1Memory> Device::Bar1() const {
   return Bar1Memory{raw.bar1Total, raw.bar1Free, raw.bar1Used};
 }
 
+Result<FabricInfo> Device::Fabric() const {
+  nvmlGpuFabricInfo_v2_t raw{};
+  raw.version = kGpuFabricInfoV2Version;
+  GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetGpuFabricInfoV), &raw));
+  if (raw.state == kFabricStateNotSupported) {
+    return Status::NotSupported("nvmlDeviceGetGpuFabricInfoV: the GPU is on no NVLink fabric");
+  }
+  FabricInfo info{raw.state, raw.status, raw.cliqueId, raw.healthMask, {}};
+  auto flag = [&](unsigned shift) -> std::optional<bool> {
+    const unsigned value = (raw.healthMask >> shift) & kFabricFlagWidthMask;
+    if (value != kFabricFlagTrue && value != kFabricFlagFalse) return std::nullopt;
+    return value == kFabricFlagTrue;
+  };
+  info.degraded_bandwidth = flag(kFabricDegradedBwShift);
+  info.route_recovery = flag(kFabricRouteRecoveryShift);
+  info.route_unhealthy = flag(kFabricRouteUnhealthyShift);
+  info.access_timeout_recovery = flag(kFabricAccessTimeoutRecoveryShift);
+  const unsigned config = (raw.healthMask >> kFabricIncorrectConfigShift) & kFabricConfigWidthMask;
+  if (config != 0) info.incorrect_configuration = config;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) info.cluster_uuid += '-';
+    info.cluster_uuid += kHex[raw.clusterUuid[i] >> 4];
+    info.cluster_uuid += kHex[raw.clusterUuid[i] & 0xF];
+  }
+  return info;
+}
+
 Result<UtilizationRates> Device::Utilization() const {
   nvmlUtilization_t raw{};
   GPUSCOPE_RETURN_IF_ERROR(Call(GPUSCOPE_NVML_FN(nvmlDeviceGetUtilizationRates), &raw));

@@ -83,6 +83,21 @@ struct Bar1Memory {
   uint64_t free_bytes = 0;
   uint64_t used_bytes = 0;
 };
+// The GPU's place in an NVLink fabric (GB200 NVL72, NVSwitch systems):
+// nvmlDeviceGetGpuFabricInfoV, version 2. health_mask packs 2-bit flags and a
+// 4-bit configuration code (nvml/abi.h, FabricHealthShift).
+struct FabricInfo {
+  uint32_t state = 0;        // nvml::FabricState: 1 not started, 2 in progress, 3 completed
+  int status = 0;            // nvmlReturn_t of a completed registration; 0 success
+  uint32_t clique_id = 0;    // the fabric partition the GPU belongs to
+  uint32_t health_mask = 0;  // NVML_GPU_FABRIC_HEALTH_MASK_*
+  std::string cluster_uuid;  // "8-4-4-4-12" lower-case hex
+  // The mask's flags; nullopt where the driver does not report one.
+  std::optional<bool> degraded_bandwidth, route_recovery, route_unhealthy, access_timeout_recovery;
+  // 1 none, 2 incorrect system GUID, 3 incorrect chassis serial, 4 no
+  // partition, 5 insufficient NVLinks; nullopt: not reported.
+  std::optional<uint32_t> incorrect_configuration;
+};
 // The InfoROM: per-object versions ("" when the board has none) and the
 // configuration checksum.
 struct InforomInfo {
@@ -183,6 +198,8 @@ class Device {
   Result<UtilizationRates> Utilization() const;
   Result<MemoryInfo> Memory() const;
   Result<Bar1Memory> Bar1() const;
+  // kNotSupported off a fabric (the call refused, or state NOT_SUPPORTED).
+  Result<FabricInfo> Fabric() const;
   Result<CodecUtilization> EncoderUtilization() const;
   Result<CodecUtilization> DecoderUtilization() const;
   Result<uint32_t> Temperature() const;  // GPU sensor

@@ -46,6 +46,16 @@ bool NvlinkWentDown(const health::GpuHealth& gpu) {
   return false;
 }
 
+// A completed fabric registration that cannot carry traffic: it failed, a
+// route is unhealthy, or the configuration is wrong. Not started and in
+// progress are the states of a booting node, never a trigger.
+bool FabricUnusable(const GpuSample* sample) {
+  if (!sample || sample->Find(Metric::kFabricState).value_or(0) != 3) return false;
+  return sample->Find(Metric::kFabricErrorCode).value_or(0) != 0 ||
+         sample->Find(Metric::kFabricRouteUnhealthy).value_or(0) == 1 ||
+         sample->Find(Metric::kFabricIncorrectConfig).value_or(1) > 1;
+}
+
 // Whether `f` stands on `gpu` this cycle.
 bool Stands(Finding f, const health::GpuHealth& gpu, const GpuSample* sample) {
   switch (f) {
@@ -63,6 +73,8 @@ bool Stands(Finding f, const health::GpuHealth& gpu, const GpuSample* sample) {
       return sample && sample->Find(Metric::kRecoveryAction).value_or(0) == 2;
     case Finding::kNvlinkDown:
       return NvlinkWentDown(gpu);
+    case Finding::kFabricUnusable:
+      return FabricUnusable(sample);
     default:
       break;
   }

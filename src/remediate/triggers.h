@@ -9,7 +9,11 @@
 // recovery action (reset, reboot). Thermal throttling and the efficiency
 // findings (diagnoses, KPIs) are never rows: a hot or idle GPU is not broken,
 // and draining for it would turn a slowdown into an outage. NVLink down acts
-// only when enabled (a node whose jobs need NVLink), never by default.
+// only when enabled (a node whose jobs need NVLink), never by default; so does
+// an unusable NVLink fabric (GB200: registration failed, a route unhealthy, an
+// incorrect configuration), since one switch-tray fault reaches every node of
+// the rack. A registration still in progress or not yet started (a node that
+// is booting) never acts.
 //
 // FindFaults reads one cycle's health report and snapshot (pure).
 //
@@ -43,6 +47,7 @@ enum class Finding : uint8_t {
   kRecoveryReset,
   kRecoveryReboot,
   kNvlinkDown,
+  kFabricUnusable,
 };
 
 struct Trigger {
@@ -53,7 +58,7 @@ struct Trigger {
   std::string_view runbook;  // the file under docs/runbooks/
 };
 
-inline constexpr std::array<Trigger, 12> kTriggers = {{
+inline constexpr std::array<Trigger, 13> kTriggers = {{
     {Finding::kXid79, "xid_79", "XID 79", true, "GpuFallenOffBus.md"},
     {Finding::kGpuLost, "gpu_lost", "GPU lost", true, "GpuFallenOffBus.md"},
     {Finding::kXid48, "xid_48", "XID 48", true, "GpuDoubleBitEccError.md"},
@@ -70,6 +75,8 @@ inline constexpr std::array<Trigger, 12> kTriggers = {{
     {Finding::kRecoveryReboot, "recovery_reboot", "recovery action: node reboot", true,
      "GpuRecoveryActionRequired.md"},
     {Finding::kNvlinkDown, "nvlink_down", "NVLink down", false, "GpuNvlinkDown.md"},
+    {Finding::kFabricUnusable, "fabric_unusable", "NVLink fabric unusable", false,
+     "GpuFabricUnhealthy.md"},
 }};
 
 // Rows are in enum order, so TriggerOf is an index (checked at compile time).

@@ -120,6 +120,24 @@ class RemediateSlurmTest(unittest.TestCase):
         self.wait_counter(s, "drain", "dry_run", 1)
         check(self.counter(s, "drain", "ok") == 0, "nothing done")
 
+    def test_fabric_dry_run_only_when_named_and_never_while_registering(self):
+        """GB200: a registration in progress (a booting node's link training) never
+        acts; an unhealthy fabric route acts once fabric_unusable is named."""
+        scenario = os.path.join(self.tmp, "two-gb200.yaml")
+        with open(scenario, "w") as f:
+            f.write("gpus:\n  - model: gb200\n    count: 2\n"
+                    "    workload: [{at: 0, kind: training}]\n")
+        s = self.serve("--remediate-dry-run", "--remediate-findings", "default,fabric_unusable",
+                       scenario=scenario)
+        self.inject(["inject 0 fabric state in-progress", "inject 1 nvlink-down all 30"])
+        time.sleep(3)
+        check(actions(s) == [], "registering or training: no action: %s" % actions(s))
+        self.inject(["inject 1 fabric route-unhealthy"])
+        wait_action(s, "drain", "dry_run")
+        line = [x for x in s.output().splitlines() if "result=dry_run" in x][0]
+        check("NVLink fabric unusable on GPU 1" in line and "GpuFabricUnhealthy.md" in line, line)
+        check(self.slurm.node(NODE) == ("idle", ""), "dry run changed the node")
+
     def test_drains_on_xid79_then_resumes(self):
         s = self.serve()
         injected = self.inject(XID79_ON_GPU1)

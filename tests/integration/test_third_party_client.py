@@ -71,7 +71,7 @@ class ThirdPartyClientTest(unittest.TestCase):
     def test_nvtop_style_client_on_the_simulator(self):
         with tempfile.TemporaryDirectory() as d:
             exe = build(d)
-            for scenario in ("training-8xh100", "mixed-node"):
+            for scenario in ("training-8xh100", "mixed-node", "gb200-tray"):
                 code, out = client(exe, scenario, SIM_DIR)
                 check(code == 0, "%s: exit %d:\n%s" % (scenario, code, out))
                 check("No GPU to monitor" not in out, out)

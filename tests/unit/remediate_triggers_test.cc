@@ -124,5 +124,35 @@ TEST(Triggers, ParseFindings) {
   EXPECT_FALSE(ParseFindings(" , ").ok());
 }
 
+// A GB200 GPU whose fabric cannot carry traffic acts only when named; a
+// registration in progress or not yet started (a booting node) never acts.
+TEST(Triggers, FabricUnusableOnlyWhenAskedAndNeverWhileRegistering) {
+  Cycle c;
+  auto fabric = [&](unsigned gpu, double state) -> GpuSample& {
+    GpuSample& s = c.Sample(gpu);
+    s.Set(Metric::kFabricState, state);
+    s.Set(Metric::kFabricErrorCode, 0);
+    s.Set(Metric::kFabricRouteUnhealthy, 0);
+    s.Set(Metric::kFabricIncorrectConfig, 1);
+    return s;
+  };
+  fabric(0, 3);                                           // healthy
+  fabric(1, 3).Set(Metric::kFabricErrorCode, 999);        // registration failed
+  fabric(2, 3).Set(Metric::kFabricRouteUnhealthy, 1);     // route unhealthy
+  fabric(3, 3).Set(Metric::kFabricIncorrectConfig, 4);    // no partition
+  fabric(4, 2);                                           // in progress: link training
+  fabric(5, 1);                                           // not started yet
+  fabric(6, 3).Set(Metric::kFabricDegradedBandwidth, 1);  // degraded: a warning only
+  c.Sample(7);                                            // no fabric (an H100)
+  EXPECT_TRUE(c.Faults().empty());
+  auto named = ParseFindings("default,fabric_unusable");
+  ASSERT_TRUE(named.ok());
+  std::vector<std::string> keys;
+  for (const Fault& x : c.Faults(*named)) keys.push_back(x.Key());
+  EXPECT_EQ(keys, (std::vector<std::string>{"fabric_unusable/GPU-1", "fabric_unusable/GPU-2",
+                                            "fabric_unusable/GPU-3"}));
+  EXPECT_EQ(TriggerOf(Finding::kFabricUnusable).runbook, "GpuFabricUnhealthy.md");
+}
+
 }  // namespace
 }  // namespace gpuscope::remediate
