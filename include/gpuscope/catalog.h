@@ -86,6 +86,7 @@ enum class Source : uint8_t {
   kModes,             // compute, persistence and virtualization modes
   kGpuCount,          // nvmlDeviceGetCount (the same on every GPU)
   kInforom,           // InfoROM checksum and validity
+  kVgpuLicense,       // in a vGPU guest: nvmlDeviceGetGridLicensableFeatures_v4
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
@@ -195,7 +196,8 @@ struct SmiName {
   X(kThrottleSyncBoost) X(kThrottleSwThermal) X(kThrottleHwThermal)                     \
   X(kThrottleHwPowerBrake) X(kThrottleDisplayClock) X(kFbUsedRatio) X(kBar1Total)       \
   X(kBar1Used) X(kBar1Free) X(kDeviceCount) X(kComputeMode) X(kPersistenceMode)         \
-  X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)
+  X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)                            \
+  X(kVgpuLicensed) X(kVgpuLicenseState)
 // clang-format on
 
 enum class Metric : uint16_t {

@@ -34,6 +34,8 @@ void Merge(GpuSample& sample, Reading& reading) {
     sample.nvlink = std::move(reading.sample.nvlink);
     sample.processes = std::move(reading.sample.processes);
     sample.process_sm_measured = reading.sample.process_sm_measured;
+    sample.vgpus = std::move(reading.sample.vgpus);
+    sample.vgpu_scheduler_policy = reading.sample.vgpu_scheduler_policy;
   }
 }
 
@@ -189,6 +191,7 @@ void Sampler::MarkLost(Slot& slot, const Reading& reading) {
   slot.sample.present.reset();
   slot.sample.nvlink.clear();
   slot.sample.processes.clear();
+  slot.sample.vgpus.clear();
   slot.sample.state = GpuState::kLost;
   slot.sample.state_reason = reading.error;
   slot.integrator.Break();

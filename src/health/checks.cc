@@ -43,6 +43,7 @@ constexpr CheckDef kCheckTable[] = {
     {Check::kNvlink, "nvlink", Plain<internal::CheckNvlink>, false},
     {Check::kThermal, "thermal", Plain<internal::CheckThermal>, false},
     {Check::kPower, "power", Plain<internal::CheckPower>, false},
+    {Check::kLicense, "license", Plain<internal::CheckLicense>, false},
 };
 
 constexpr bool EveryCheckOnce() {

@@ -32,10 +32,11 @@ namespace gpuscope::health {
 // The exported value is the enum value.
 enum class Verdict : uint8_t { kOk = 0, kWarn = 1, kFail = 2 };
 
-enum class Check : uint8_t { kMemory, kPcie, kNvlink, kThermal, kPower, kXid, kDriver };
-inline constexpr std::array<Check, 7> kAllChecks = {Check::kMemory,  Check::kPcie,  Check::kNvlink,
-                                                    Check::kThermal, Check::kPower, Check::kXid,
-                                                    Check::kDriver};
+// kLicense: a vGPU guest's licence (evaluated only in a guest).
+enum class Check : uint8_t { kMemory, kPcie, kNvlink, kThermal, kPower, kXid, kDriver, kLicense };
+inline constexpr std::array<Check, 8> kAllChecks = {Check::kMemory,  Check::kPcie,   Check::kNvlink,
+                                                    Check::kThermal, Check::kPower,  Check::kXid,
+                                                    Check::kDriver,  Check::kLicense};
 
 std::string_view CheckName(Check c);      // "memory", ... (the `check` label)
 std::string_view VerdictName(Verdict v);  // "ok", "warn", "fail"
