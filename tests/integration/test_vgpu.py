@@ -67,6 +67,10 @@ class VgpuHostTest(unittest.TestCase):
                       mib[vm].labels["vgpu_id"] == s.labels["vgpu"],
                       "DCGM_FI_DEV_VGPU_MEMORY_USAGE of %s: %s" % (vm, mib[vm]))
                 check(used[vm].value == fb_mib * 1048576, "bytes of %s" % vm)
+            # The board holds each VM's whole framebuffer (20 + 10 + 40 GiB on GPU 0).
+            board = parse_exposition(body).find("gpuscope_memory_used_bytes", gpu="0")
+            check(board and board[0].value == 70 * 1024 ** 3,
+                  "GPU 0's memory is its vGPUs' framebuffers: %s" % board)
             # The lapsing VM: licensed, then in the grace period (state 2).
             agent.wait_metrics(lambda b: by_vm(b, "gpuscope_vgpu_instance_license_state")
                                [LAPSING_VM].value == 2, "tenant-c's grace period", timeout=20)
