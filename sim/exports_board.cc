@@ -54,7 +54,8 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t d, nvmlBAR1Memo
 SIM_EXPORT nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t d, int* mode) {
   SIM_DEVICE_CALL(nvmlDeviceGetVirtualizationMode, d);
   if (!mode) return rc::kInvalidArgument;
-  *mode = 0;  // NVML_GPU_VIRTUALIZATION_MODE_NONE: bare metal
+  // NVML_GPU_VIRTUALIZATION_MODE_*: 3 hosts vGPUs, 2 is a guest's vGPU, 0 bare metal.
+  *mode = c.spec().vgpu_host ? 3 : c.spec().vgpu_guest ? 2 : 0;
   return rc::kSuccess;
 }
 

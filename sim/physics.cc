@@ -146,6 +146,11 @@ void UpdateMemory(const PhysicsInput& in, const Effects& e, double t, GpuState& 
   double capacity = (p.memory_total_mib - p.memory_reserved_mib) * kMiB;
   double attached = in.attached ? ProcessMemoryAt(*in.attached, t, -1) : 0;
   double base = std::max(s.act.memory_gib * kGiB, ProcessMemoryAt(in.spec, t, -1) + attached);
+  if (in.spec.vgpu_host) {  // a vGPU host board holds each VM's whole framebuffer
+    double vgpu_fb = 0;
+    for (const VgpuInstanceSpec& v : in.spec.vgpu_host->instances) vgpu_fb += v.fb_bytes;
+    base = std::max(base, vgpu_fb);
+  }
   s.leak_bytes = e.leaking ? s.leak_bytes + e.leak_rate * dt : 0;
   s.leak_bytes = std::clamp(s.leak_bytes, 0.0, std::max(0.0, capacity - base));
   s.memory_used = std::min(capacity, base + s.leak_bytes);

@@ -110,6 +110,7 @@ Status Parser::Gpu(const YAML::Node& node, Scenario* sc) {
     }
   }
   GPUSCOPE_RETURN_IF_ERROR(Faults(r.Get("faults"), false, sc, &g));
+  GPUSCOPE_RETURN_IF_ERROR(ParseVgpuKeys(src_, r.Get("vgpu"), r.Get("vgpu_guest"), &g));
   GPUSCOPE_RETURN_IF_ERROR(r.Finish());
   if (sc->gpus.size() + count > 64) return Error(node, "at most 64 GPUs");
   GPUSCOPE_RETURN_IF_ERROR(

@@ -5,6 +5,8 @@
 // Thread safety: a parsed Scenario is an immutable value.
 #pragma once
 
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -57,6 +59,32 @@ struct MigInstanceSpec {
   unsigned gpu_instance_id = 0;
 };
 
+// vGPU (sim/vgpu.cc): a board hosting virtual GPUs for VMs, or a guest's
+// virtual GPU.
+enum class VgpuScheduler { kBestEffort = 1, kEqualShare = 2, kFixedShare = 3 };
+
+struct VgpuInstanceSpec {
+  std::string type;                 // vGPU type name, "H100-20C" (framebuffer 20 GiB)
+  unsigned long long fb_bytes = 0;  // from the type's "-<N>C" suffix
+  std::string vm_id;                // what nvmlVgpuInstanceGetVmID answers (a VM UUID)
+  double util = 0;                  // share of the board the VM asks for, 0..1
+  double memory_used_gib = 0;
+  double license_expires_at = kForever;  // scenario seconds; the host sees it lapse
+  unsigned pid = 0;                      // a guest process (nvmlDeviceGetVgpuProcessUtilization)
+  std::string process_name;
+};
+
+struct VgpuHostSpec {
+  VgpuScheduler scheduler = VgpuScheduler::kBestEffort;
+  unsigned timeslice_us = 2000;
+  bool sriov = true;  // nvmlDeviceGetHostVgpuMode
+  std::vector<VgpuInstanceSpec> instances;
+};
+
+struct VgpuGuestSpec {
+  double license_expires_at = kForever;  // scenario seconds: unlicensed from then on
+};
+
 struct GpuSpec {
   const Preset* preset = nullptr;
   std::string uuid, serial;                        // empty: derived from seed and index
@@ -72,6 +100,8 @@ struct GpuSpec {
   bool mig_enabled = false;
   std::vector<MigInstanceSpec> mig_instances;
   std::vector<FaultSpec> faults;
+  std::optional<VgpuHostSpec> vgpu_host;    // key `vgpu`
+  std::optional<VgpuGuestSpec> vgpu_guest;  // key `vgpu_guest`
 };
 
 struct Scenario {
@@ -87,6 +117,10 @@ struct Scenario {
 
 // Parses scenario YAML. Errors read "<source>:<line>: <problem>".
 Result<Scenario> ParseScenario(const std::string& text, const std::string& source);
+
+// Parses a gpu entry's `vgpu` and `vgpu_guest` keys (sim/scenario_vgpu.cc).
+Status ParseVgpuKeys(const std::string& source, const YAML::Node& host, const YAML::Node& guest,
+                     GpuSpec* gpu);
 
 // Reads and parses a scenario file.
 Result<Scenario> LoadScenarioFile(const std::string& path);

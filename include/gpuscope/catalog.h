@@ -87,6 +87,7 @@ enum class Source : uint8_t {
   kGpuCount,          // nvmlDeviceGetCount (the same on every GPU)
   kInforom,           // InfoROM checksum and validity
   kFabric,            // nvmlDeviceGetGpuFabricInfoV: NVLink fabric registration and health
+  kVgpuLicense,       // in a vGPU guest: nvmlDeviceGetGridLicensableFeatures_v4
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
@@ -199,7 +200,8 @@ struct SmiName {
   X(kVirtualizationMode) X(kInforomChecksum) X(kInforomValid)                          \
   X(kFabricManagerStatus) X(kFabricState) X(kFabricErrorCode) X(kFabricCliqueId)        \
   X(kFabricHealthMask) X(kFabricDegradedBandwidth) X(kFabricRouteRecovery)              \
-  X(kFabricRouteUnhealthy) X(kFabricAccessTimeoutRecovery) X(kFabricIncorrectConfig)
+  X(kFabricRouteUnhealthy) X(kFabricAccessTimeoutRecovery) X(kFabricIncorrectConfig)    \
+  X(kVgpuLicensed) X(kVgpuLicenseState)
 // clang-format on
 
 enum class Metric : uint16_t {

@@ -36,17 +36,43 @@ inline bool HoldsProcess(const Holder& device, const Holder& process) {
   return device.pod.empty() && device.hpc_job.empty() && device.workload == process.workload;
 }
 
+// On a vGPU host board held by its VMs (attribution/resolve.cc): each VM's
+// share is what the vGPU scheduler gave its instances (VgpuInstance::
+// sm_utilization); nullopt when NVML gave no utilization sample.
+inline std::optional<std::vector<double>> VmSmShares(const std::vector<Holder>& holders,
+                                                     const GpuSample& sample) {
+  std::vector<double> shares(holders.size(), 0.0);
+  bool measured = false;
+  for (const VgpuInstance& v : sample.vgpus) {
+    if (!v.sm_utilization) continue;
+    measured = true;
+    for (std::size_t i = 0; i < holders.size(); ++i) {
+      const Holder& h = holders[i];
+      if (h.pod.empty() && h.hpc_job.empty() && h.workload == v.vm())
+        shares[i] += *v.sm_utilization;
+    }
+  }
+  if (!measured) return std::nullopt;
+  for (double& s : shares) s = std::min(s, 1.0);
+  return shares;
+}
+
 // The share of the device's SM time each of its holders' processes used,
 // parallel to attribution.Of(gpu), each in [0, 1]; nullopt when not measured:
 // no holders, a MIG device, or per-process samples unsupported or not read
-// (GpuSample::process_sm_measured).
+// (GpuSample::process_sm_measured). A vGPU host board: its VMs' shares.
 // `unheld`, when given, gets the share of the processes no holder matches.
 inline std::optional<std::vector<double>> HolderSmShares(const Attribution& attribution,
                                                          const GpuInfo& gpu,
                                                          const GpuSample& sample,
                                                          double* unheld = nullptr) {
   const std::vector<Holder>& holders = attribution.Of(gpu);
-  if (holders.empty() || gpu.is_mig() || !sample.process_sm_measured) return std::nullopt;
+  if (holders.empty() || gpu.is_mig()) return std::nullopt;
+  if (!sample.vgpus.empty()) {
+    if (unheld) *unheld = 0;
+    return VmSmShares(holders, sample);
+  }
+  if (!sample.process_sm_measured) return std::nullopt;
   std::vector<double> shares(holders.size(), 0.0);
   double nobody = 0;
   std::vector<std::size_t> matches;

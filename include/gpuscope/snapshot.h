@@ -87,6 +87,24 @@ struct ProcessInfo {
   bool Is(ProcessKind kind) const { return (kinds & kind) != 0; }
 };
 
+// One virtual GPU of a VM on a vGPU host board (nvmlDeviceGetActiveVgpus),
+// read in the slow tier. Utilizations are the board's time the scheduler gave
+// the instance, in [0, 1]; absent when NVML gave no sample this period.
+struct VgpuInstance {
+  uint32_t id = 0;      // NVML's vGPU instance id
+  std::string uuid;     // the vGPU's UUID ("" when NVML cannot tell)
+  std::string vm_id;    // nvmlVgpuInstanceGetVmID: the VM's UUID, or its domain id
+  std::string vm_name;  // from the hypervisor where gpuscope can tell; else ""
+  std::string type;     // vGPU type, "GRID H100-20C"
+  std::optional<uint64_t> fb_total_bytes, fb_used_bytes;
+  std::optional<unsigned> license_state;  // NVML_GRID_LICENSE_STATE_*: 5 licensed
+  std::optional<double> sm_utilization, memory_utilization, encoder_utilization,
+      decoder_utilization;
+
+  // The VM as attribution names it: its name, else its id.
+  const std::string& vm() const { return vm_name.empty() ? vm_id : vm_name; }
+};
+
 // Per-link NVLink health counters.
 struct NvLinkLink {
   unsigned link = 0;
@@ -117,6 +135,11 @@ struct GpuSample {
   // process's sm_share is measured. False on MIG (NVML gives none), where the
   // driver does not support it, and while the device has no processes.
   bool process_sm_measured = false;
+  // On a vGPU host board: its virtual GPUs (slow tier), and the vGPU
+  // scheduler's policy (1 best effort, 2 equal share, 3 fixed share; absent
+  // when NVML does not say).
+  std::vector<VgpuInstance> vgpus;
+  std::optional<unsigned> vgpu_scheduler_policy;
   // (call, NVML return code name) -> failed calls since start; NOT_SUPPORTED
   // (absence) and GPU_IS_LOST (state kLost) are not counted.
   std::map<std::pair<std::string, std::string>, uint64_t> call_errors;

@@ -107,6 +107,24 @@ std::vector<PodRef> PodsOfProcesses(const GpuInfo& device, const Inputs& inputs,
   return out;
 }
 
+// A vGPU host board no pod or job holds is held by the VMs its virtual GPUs
+// serve: the VM is the workload (a pod or job inside the VM is the guest's
+// own agent's to see).
+std::vector<Holder> HeldByVms(const std::string& key, const Inputs& inputs) {
+  std::vector<Holder> out;
+  if (!inputs.vms) return out;
+  const auto it = inputs.vms->find(key);
+  if (it == inputs.vms->end()) return out;
+  for (const std::string& vm : it->second) {
+    Holder h;
+    h.workload = vm;
+    out.push_back(std::move(h));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 // With names opted in, a device no pod or job holds is held by the workloads
 // its processes name.
 std::vector<Holder> NamedByProcesses(const GpuInfo& device, const Inputs& inputs) {
@@ -204,6 +222,7 @@ Attribution Resolve(const Evidence& evidence, const Inputs& inputs) {
     if (pods.empty() && evidence.containers) pods = PodsOfProcesses(device, inputs, out.processes);
     const auto job = jobs.find(key);
     std::vector<Holder> holders = Combine(pods, job == jobs.end() ? nullptr : &job->second);
+    if (holders.empty()) holders = HeldByVms(key, inputs);
     if (holders.empty() && evidence.process_names) holders = NamedByProcesses(device, inputs);
     if (!holders.empty()) out.holders[key] = std::move(holders);
   }

@@ -22,9 +22,19 @@ DeviceProcesses ProcessesOf(const Snapshot& snapshot) {
   return out;
 }
 
+DeviceVms VmsOf(const Snapshot& snapshot) {
+  DeviceVms out;
+  for (size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
+    for (const VgpuInstance& v : snapshot.samples[i].vgpus) {
+      out[Attribution::DeviceKey(snapshot.gpus[i])].push_back(v.vm());
+    }
+  }
+  return out;
+}
+
 Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
-                    const DeviceProcesses& processes) {
-  return Collect(BuildSources(options), Inputs{devices, processes});
+                    const DeviceProcesses& processes, const DeviceVms& vms) {
+  return Collect(BuildSources(options), Inputs{devices, processes, &vms});
 }
 
 // What the refresh thread shares with its Service. The thread owns a
@@ -39,6 +49,7 @@ struct Service::State {
   std::condition_variable exited;  // the thread has returned
   std::vector<GpuInfo> devices;    // under mu
   DeviceProcesses processes;       // under mu
+  DeviceVms vms;                   // under mu
   bool devices_changed = false;    // under mu; devices or processes
   bool stop = false;               // under mu
   bool done = false;               // under mu; the thread has returned
@@ -110,10 +121,11 @@ void Service::SetDevices(std::vector<GpuInfo> devices) {
   state_->wake.notify_all();
 }
 
-void Service::SetProcesses(DeviceProcesses processes) {
+void Service::SetProcesses(DeviceProcesses processes, DeviceVms vms) {
   std::lock_guard lock(state_->mu);
-  if (processes == state_->processes) return;
+  if (processes == state_->processes && vms == state_->vms) return;
   state_->processes = std::move(processes);
+  state_->vms = std::move(vms);
   state_->devices_changed = true;
   state_->wake.notify_all();
 }
@@ -158,8 +170,9 @@ void Service::Loop(std::shared_ptr<State> state) {
     state->devices_changed = false;
     const std::vector<GpuInfo> devices = state->devices;
     const DeviceProcesses processes = state->processes;
+    const DeviceVms vms = state->vms;
     lock.unlock();
-    Attribution fresh = Collect(state->sources, Inputs{devices, processes});
+    Attribution fresh = Collect(state->sources, Inputs{devices, processes, &vms});
     lock.lock();
     if (state->stop) break;  // Stop() may have stopped waiting: touch nothing more
     LogSourceChanges(fresh, last_errors);

@@ -68,13 +68,19 @@ struct DeviceProcess {
 // The processes running on each device, by Attribution::DeviceKey.
 using DeviceProcesses = std::map<std::string, std::vector<DeviceProcess>>;
 
+// On a vGPU host board, the VMs whose virtual GPUs it carries (VgpuInstance::vm:
+// the VM's name, else its id), by Attribution::DeviceKey: the VMs hold the board.
+using DeviceVms = std::map<std::string, std::vector<std::string>>;
+
 // The processes NVML listed on each device of a snapshot.
 DeviceProcesses ProcessesOf(const Snapshot& snapshot);
+// The VMs of each vGPU host board of a snapshot.
+DeviceVms VmsOf(const Snapshot& snapshot);
 
 // One refresh, without a thread: what Service publishes (pure but for I/O),
 // from the sources these options register (source.h).
 Attribution Collect(const ServiceOptions& options, const std::vector<GpuInfo>& devices,
-                    const DeviceProcesses& processes = {});
+                    const DeviceProcesses& processes = {}, const DeviceVms& vms = {});
 
 class Service {
  public:
@@ -88,7 +94,7 @@ class Service {
   void SetDevices(std::vector<GpuInfo> devices);
   // The processes on each device (from a slow sampling cycle); a change
   // triggers a refresh.
-  void SetProcesses(DeviceProcesses processes);
+  void SetProcesses(DeviceProcesses processes, DeviceVms vms = {});
   // Stops refreshing; returns within kStopWait even when a source hangs.
   void Stop();
 

@@ -36,6 +36,7 @@ namespace gpuscope::attribution {
 struct Inputs {
   const std::vector<GpuInfo>& devices;
   const DeviceProcesses& processes;
+  const DeviceVms* vms = nullptr;  // vGPU host boards' VMs; null: none
 
   // The processes NVML lists on `device`; empty when none.
   const std::vector<DeviceProcess>& On(const GpuInfo& device) const;

@@ -145,6 +145,8 @@ std::string_view SourceCall(Source source) {
       return "nvmlDeviceGetCount_v2";
     case Source::kInforom:
       return "nvmlDeviceGetInforomConfigurationChecksum / ValidateInforom";
+    case Source::kVgpuLicense:
+      return "nvmlDeviceGetGridLicensableFeatures_v4 (in a vGPU guest: virtualization mode 2)";
     case Source::kPcieThroughput:
       return "GPM PCIe rates, else nvmlDeviceGetPcieThroughput";
     case Source::kGpm:

@@ -299,6 +299,17 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
   {kInforomValid, "inforom_valid", kHealth, kSlow, kInforom, kNoRead, kNoNative, kFullOnly,
    Dcgm("DCGM_FI_DEV_INFOROM_CONFIG_VALID", kGauge), kNoSmi,
    "1 when the InfoROM validates, 0 when the driver reports it corrupted."},
+  // vGPU guest (the GPU is a VM's virtual GPU): its licence. A host's virtual
+  // GPUs have their own families (export/builtin_families.h).
+  {kVgpuLicensed, "vgpu_licensed", kHealth, kSlow, kVgpuLicense, kNoRead, kNoNative, kAlways,
+   Dcgm("DCGM_FI_DEV_VGPU_LICENSE_STATUS", kGauge), kNoSmi,
+   "In a vGPU guest: 1 while the virtual GPU holds a licence, 0 when it has none; absent off a "
+   "guest."},
+  {kVgpuLicenseState, "vgpu_license_state", kHealth, kSlow, kVgpuLicense, kNoRead,
+   Native("gpuscope_vgpu_license_state", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "In a vGPU guest: the licence as NVML's NVML_GRID_LICENSE_STATE_*: 5 licensed, 2 "
+   "unlicensed in the 20-minute grace period (full capability), 3 unlicensed and restricted, "
+   "4 unlicensed (no expiry known); absent off a guest."},
 
   // Temperature.
   {kGpuTemp, "gpu_temp", kHealth, kFast, kTemperature, kNoRead,

@@ -61,7 +61,7 @@ Reading DeviceReader::Read(double t, Tiers tiers, bool reattach) {
     return reading;
   }
   ReadContext ctx(*library_, *device_, caps_, reading);
-  ReadAll(ctx, gpm_, processes_, plan_);
+  ReadAll(ctx, gpm_, processes_, vgpus_, plan_);
   return reading;
 }
 

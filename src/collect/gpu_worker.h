@@ -58,6 +58,7 @@ class DeviceReader {
   Capabilities caps_;
   GpmState gpm_;
   ProcessState processes_;
+  VgpuState vgpus_;
   bool described_ = false;  // Reattach described a GPU first seen lost
 };
 

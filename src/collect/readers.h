@@ -37,6 +37,12 @@ struct ProcessState {
 // Minimum spacing of two GPM samples (NVML wants > 100 ms).
 inline constexpr double kGpmMinSpacingSeconds = 0.1;
 
+// What the vGPU reader keeps across slow cycles: the newest utilization
+// timestamp seen, so each read averages one slow period.
+struct VgpuState {
+  uint64_t last_seen_us = 0;
+};
+
 // What ReadAll reads besides the catalog metrics.
 struct ReadPlan {
   unsigned nvlink_links = 0;  // per-link state and error counters (slow tier)
@@ -45,7 +51,8 @@ struct ReadPlan {
 
 // Runs the reader of every catalog Source (readers_table.cc) for the tiers of
 // ctx.reading(), then the slow-tier extras of `plan`.
-void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, const ReadPlan& plan);
+void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, VgpuState& vgpus,
+             const ReadPlan& plan);
 
 // kFieldValue and kNvLinkThroughput rows, one batch; ids, scopes and units
 // come from each row's FieldRead.
@@ -71,6 +78,8 @@ void ReadBar1(ReadContext& ctx);
 void ReadModes(ReadContext& ctx);
 void ReadDeviceCount(ReadContext& ctx);
 void ReadInforom(ReadContext& ctx);
+// In a vGPU guest (kVirtualizationMode 2, read first): the licence.
+void ReadGuestLicense(ReadContext& ctx);
 void ReadPerformanceState(ReadContext& ctx);
 void ReadPcieLink(ReadContext& ctx);
 void ReadGpm(ReadContext& ctx, GpmState& gpm);
@@ -88,5 +97,13 @@ void ReadNvLinkLinks(ReadContext& ctx, unsigned links);
 // Slow tier: the compute, graphics and MPS-client processes (merged by pid),
 // with names and utilization, into sample.processes.
 void ReadProcesses(ReadContext& ctx, ProcessState& state);
+// Slow tier, on a vGPU host board (virtualization mode 3, read first): its
+// virtual GPUs with utilization, framebuffer and licence into sample.vgpus.
+void ReadVgpus(ReadContext& ctx, VgpuState& state);
+
+// A vGPU guest's licence as NVML_GRID_LICENSE_STATE_* at unix time `now`:
+// licensed; unlicensed in the grace period (20 minutes after the expiry NVML
+// gives); restricted after it; unlicensed when no expiry is known.
+unsigned GuestLicenseState(const nvml::GuestLicense& license, double now);
 
 }  // namespace gpuscope::collect

@@ -1,5 +1,5 @@
 // Readers of board facts that dcgm-exporter serves as fields: BAR1, the
-// modes, the device count and the InfoROM (all slow tier).
+// modes, the device count, the InfoROM and a vGPU guest's licence (all slow tier).
 #include "collect/readers.h"
 
 namespace gpuscope::collect {
@@ -14,6 +14,27 @@ void ReadBar1(ReadContext& ctx) {
   ctx.Set(kBar1Total, static_cast<double>(bar1->total_bytes));
   ctx.Set(kBar1Used, static_cast<double>(bar1->used_bytes));
   ctx.Set(kBar1Free, static_cast<double>(bar1->free_bytes));
+}
+
+unsigned GuestLicenseState(const nvml::GuestLicense& license, double now) {
+  if (license.licensed) return nvml::kGuestLicenseLicensed;
+  if (!license.expires_unix) return nvml::kGuestLicenseUnlicensed;
+  const double since = now - static_cast<double>(*license.expires_unix);
+  return since < nvml::kVgpuLicenseGraceSeconds ? nvml::kGuestLicenseGrace
+                                                : nvml::kGuestLicenseRestricted;
+}
+
+// A vGPU guest (virtualization mode 2, read before): the licence of its virtual GPU.
+void ReadGuestLicense(ReadContext& ctx) {
+  if (!ctx.Due(kVgpuLicensed) || !ctx.Has(kVirtualizationMode) ||
+      ctx.reading().sample.Get(kVirtualizationMode) != nvml::kVirtualizationGuestVgpu) {
+    return;
+  }
+  auto license = ctx.Try<nvml::GuestLicense>("nvmlDeviceGetGridLicensableFeatures_v4",
+                                             [&] { return ctx.device().GridLicense(); });
+  if (!license) return;
+  ctx.Set(kVgpuLicensed, license->licensed ? 1 : 0);
+  ctx.Set(kVgpuLicenseState, GuestLicenseState(*license, ctx.reading().t));
 }
 
 void ReadModes(ReadContext& ctx) {

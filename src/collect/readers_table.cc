@@ -54,6 +54,7 @@ constexpr ReaderEntry kReaders[] = {
     {Source::kGpuCount, Plain<ReadDeviceCount>},
     {Source::kInforom, Plain<ReadInforom>},
     {Source::kFabric, Plain<ReadFabric>},
+    {Source::kVgpuLicense, Plain<ReadGuestLicense>},
     {Source::kFieldValue, Plain<ReadFieldFallbacks>},
     {Source::kIntegral, nullptr, true},  // the sampler's integrals (integrals.cc)
     {Source::kPeak, nullptr, true},      // the sampler's trailing-window peaks
@@ -81,18 +82,22 @@ constexpr bool EveryRowHasReader() {
 static_assert(EveryRowHasReader(), "a catalog row names a Source that kReaders has no entry for");
 static_assert(Position(Source::kFieldValue) < Position(Source::kNvLinkThroughput),
               "the NVLink total needs the field batch first");
+static_assert(Position(Source::kModes) < Position(Source::kVgpuLicense),
+              "the guest licence is read only in a guest: the virtualization mode first");
 static_assert(Position(Source::kGpm) < Position(Source::kPcieThroughput),
               "GPM PCIe rates replace nvmlDeviceGetPcieThroughput: GPM first");
 
 }  // namespace
 
-void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, const ReadPlan& plan) {
+void ReadAll(ReadContext& ctx, GpmState& gpm, ProcessState& processes, VgpuState& vgpus,
+             const ReadPlan& plan) {
   for (const ReaderEntry& entry : kReaders) {
     if (!entry.elsewhere) entry.read(ctx, gpm);
   }
   if (ctx.reading().tiers.slow) {
     ReadNvLinkLinks(ctx, plan.nvlink_links);
     if (plan.processes) ReadProcesses(ctx, processes);
+    ReadVgpus(ctx, vgpus);
   }
 }
 

@@ -35,6 +35,8 @@ void Merge(GpuSample& sample, Reading& reading) {
     sample.processes = std::move(reading.sample.processes);
     sample.process_sm_measured = reading.sample.process_sm_measured;
     sample.fabric_cluster_uuid = std::move(reading.sample.fabric_cluster_uuid);
+    sample.vgpus = std::move(reading.sample.vgpus);
+    sample.vgpu_scheduler_policy = reading.sample.vgpu_scheduler_policy;
   }
 }
 
@@ -190,6 +192,7 @@ void Sampler::MarkLost(Slot& slot, const Reading& reading) {
   slot.sample.present.reset();
   slot.sample.nvlink.clear();
   slot.sample.processes.clear();
+  slot.sample.vgpus.clear();
   slot.sample.state = GpuState::kLost;
   slot.sample.state_reason = reading.error;
   slot.integrator.Break();

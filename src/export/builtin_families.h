@@ -44,6 +44,13 @@ inline constexpr std::string_view kProcessLabels =
     "namespace, pod, container, hpc_job, workload (the process's own), pid (or \"other\"), type "
     "(compute, graphics, compute+graphics, mps), process_name (with --process-names)";
 
+// The labels of the per-vGPU-instance families (on a vGPU host board).
+inline constexpr std::string_view kVgpuLabels =
+    "vgpu (NVML's instance id), vgpu_uuid, vgpu_type, vm_id, vm_name (where gpuscope can tell), "
+    "workload (the VM, with --attribution-labels series)";
+inline constexpr std::string_view kVgpuDcgmLabels =
+    "vgpu_id, vgpu_uuid, vgpu_type, vm_id, vm_name (where gpuscope can tell)";
+
 // Every family beyond the catalog, once, in documentation order:
 // X(id, name, FamilyType, FamilyGroup, LabelBase, labels, help).
 #define GPUSCOPE_BUILTIN_FAMILIES(X)                                                               \
@@ -78,6 +85,27 @@ inline constexpr std::string_view kProcessLabels =
     kProcessLabels,                                                                                \
     "Fraction of time the memory controller served the process, averaged over the last slow "      \
     "interval (nvmlDeviceGetProcessUtilization).")                                                 \
+  /* vGPU host boards (render_vgpu.cc): one series per virtual GPU of a VM, bounded by the       \
+     board's instances. */                                                                         \
+  X(kVgpuSm, "gpuscope_vgpu_sm_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,             \
+    "Share of the board's time the vGPU scheduler ran this virtual GPU's work on the SMs over "    \
+    "the last slow interval (nvmlDeviceGetVgpuUtilization).")                                      \
+  X(kVgpuMemoryUtil, "gpuscope_vgpu_memory_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels, \
+    "Share of the board's time the memory controller served this virtual GPU.")                   \
+  X(kVgpuEncoder, "gpuscope_vgpu_encoder_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,   \
+    "Share of the board's time the video encoder served this virtual GPU.")                       \
+  X(kVgpuDecoder, "gpuscope_vgpu_decoder_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,   \
+    "Share of the board's time the video decoder served this virtual GPU.")                       \
+  X(kVgpuFbUsed, "gpuscope_vgpu_framebuffer_used_bytes", kGauge, kGpu, kNative, kVgpuLabels,       \
+    "Framebuffer the virtual GPU's VM uses (nvmlVgpuInstanceGetFbUsage).")                         \
+  X(kVgpuFbTotal, "gpuscope_vgpu_framebuffer_total_bytes", kGauge, kGpu, kNative, kVgpuLabels,     \
+    "Framebuffer of the virtual GPU's type (nvmlVgpuTypeGetFramebufferSize).")                     \
+  X(kVgpuLicenseState, "gpuscope_vgpu_instance_license_state", kGauge, kGpu, kNative, kVgpuLabels, \
+    "The guest's licence as the host sees it (nvmlVgpuInstanceGetLicenseInfo_v2): "              \
+    "NVML_GRID_LICENSE_STATE_*, 5 licensed, 2 unlicensed in the grace period, 3 unlicensed and "   \
+    "restricted, 4 unlicensed, 0/1 unknown or not yet initialized.")                               \
+  X(kVgpuMemoryUsage, "DCGM_FI_DEV_VGPU_MEMORY_USAGE", kGauge, kGpu, kDcgm, kVgpuDcgmLabels,       \
+    "vGPU memory usage in MiB (DCGM's field of a vGPU instance).")                                 \
   /* The agent about itself (serve/exporter.cc). */                                                \
   X(kBuildInfo, "gpuscope_build_info", kGauge, kSelf, kNone, "version, commit",                    \
     "gpuscope's version and the git commit it was built from; the value is always 1.")             \
@@ -224,6 +252,9 @@ inline constexpr auto kTrailingBuiltins =
     std::to_array<const BuiltinFamily*>({&kLinkActive, &kLinkErrors, &kXidErrors, &kFabricInfo});
 inline constexpr auto kProcessBuiltins =
     std::to_array<const BuiltinFamily*>({&kProcessMemory, &kProcessSm, &kProcessMemoryUtil});
+inline constexpr auto kVgpuBuiltins = std::to_array<const BuiltinFamily*>(
+    {&kVgpuSm, &kVgpuMemoryUtil, &kVgpuEncoder, &kVgpuDecoder, &kVgpuFbUsed, &kVgpuFbTotal,
+     &kVgpuLicenseState});
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.

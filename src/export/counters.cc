@@ -168,7 +168,7 @@ Status Parser::Resolve(CounterEntry& entry, std::string_view type_text) {
     ResolveMetric(entry, *metric);
   } else if (label) {
     ResolveLabel(entry, *label);
-  } else {
+  } else if (!IsRenderedVgpuField(entry.name)) {
     Warn(entry.line, entry.name + " is not available without DCGM; skipped");
   }
   return Status::Ok();

@@ -178,7 +178,6 @@ constexpr std::string_view kUnsupported[] = {
     "DCGM_FI_DEV_VGPU_UUID",
     "DCGM_FI_DEV_VGPU_DRIVER_VERSION",
     "DCGM_FI_DEV_VGPU_MEMORY_USAGE",
-    "DCGM_FI_DEV_VGPU_LICENSE_STATUS",
     "DCGM_FI_DEV_VGPU_FRAME_RATE_LIMIT",
     "DCGM_FI_DEV_VGPU_ENC_STATS",
     "DCGM_FI_DEV_VGPU_ENC_SESSIONS_INFO",
@@ -307,6 +306,8 @@ bool IsServedExporterField(std::string_view name) {
   }
   return false;
 }
+
+bool IsRenderedVgpuField(std::string_view name) { return name == "DCGM_FI_DEV_VGPU_MEMORY_USAGE"; }
 
 bool IsKnownUnsupportedField(std::string_view name) {
   for (std::string_view known : kUnsupported) {

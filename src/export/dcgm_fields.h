@@ -50,6 +50,10 @@ bool IsServedExporterField(std::string_view name);
 // family keeps the file's name, as in dcgm-exporter.
 std::string_view CanonicalDcgmName(std::string_view name);
 
+// A vGPU instance's DCGM field that the renderer writes on vGPU host boards
+// whatever the counters file says (render_vgpu.cc): listing it is no problem.
+bool IsRenderedVgpuField(std::string_view name);
+
 // A real DCGM (or DCGM_EXP_*) field name that gpuscope does not serve: vGPU,
 // inforom versions, per-link and per-engine profiling fields, ...
 bool IsKnownUnsupportedField(std::string_view name);

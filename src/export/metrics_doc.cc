@@ -169,6 +169,20 @@ ends with `...#` and 16 hex digits of a 64-bit FNV-1a hash of the whole value, s
 that differ only past the cut stay two series; the same value gives the same label on every
 node. Before, a 60 KiB job id made `/metrics` 5.5 MB.
 
+## vGPU: what is read on a host and in a guest
+
+On a **vGPU host** (a board in virtualization mode 3) each slow cycle reads the board's virtual
+GPUs (`nvmlDeviceGetActiveVgpus`; per instance `nvmlVgpuInstanceGetVmID`, `GetUUID`, `GetType`
+with `nvmlVgpuTypeGetName` and `GetFramebufferSize`, `GetFbUsage`, `GetLicenseInfo_v2`; per
+board `nvmlDeviceGetVgpuUtilization` and `nvmlDeviceGetVgpuSchedulerState`): one series per
+instance in the `gpuscope_vgpu_*` families and `DCGM_FI_DEV_VGPU_MEMORY_USAGE` (MiB, as DCGM
+gives it; written whatever the counters file lists), labelled with the instance (`vgpu`, DCGM:
+`vgpu_id`), `vgpu_uuid`, `vgpu_type` and `vm_id`. The VM is the board's holder
+(docs/attribution.md). In a **vGPU guest** (virtualization mode 2) the GPU is read as a whole
+GPU, plus its licence (`nvmlDeviceGetGridLicensableFeatures_v4`):
+`DCGM_FI_DEV_VGPU_LICENSE_STATUS` and `gpuscope_vgpu_license_state`, and the `license` check of
+`gpuscope_gpu_health`. On bare metal none of these calls is made and no series appears.
+
 ## Counters file (`-f`)
 
 Read as dcgm-exporter reads it (Go's CSV reader with `#` comments, then its counters rules):
@@ -187,8 +201,8 @@ as dcgm-exporter does; a value NVML cannot give leaves the label out);
 (`DCGM_EXP_CLOCK_EVENTS_COUNT` is not rendered yet and is skipped with a warning).
 Where dcgm-exporter is lenient gpuscope accepts and warns: a field listed again (the first entry
 is served, as in dcgm-exporter), a numeric field declared `label` or a string field declared
-`gauge` (skipped). Real DCGM fields that need DCGM itself (vGPU, per-link fields,
-`DCGM_EXP_P2P_STATUS`, ...) are skipped with a warning. Any other name is an error naming
+`gauge` (skipped). Real DCGM fields that need DCGM itself (the other vGPU fields, per-link
+fields, `DCGM_EXP_P2P_STATUS`, ...) are skipped with a warning. Any other name is an error naming
 the file and line. `DCGM_FI_DEV_XID_ERRORS` carries dcgm-exporter's `err_code` and `err_msg`.
 
 ## Catalog

@@ -130,6 +130,10 @@ Renderer::Renderer(RenderOptions options)
   }
   plan_->holder_info = PlanBuiltin(kGpuHolderInfo);
   plan_->holder_share = PlanBuiltin(kGpuHolderSmShare);
+  for (std::size_t i = 0; i < kVgpuBuiltins.size(); ++i) {
+    plan_->vgpus[i] = PlanBuiltin(*kVgpuBuiltins[i]);
+  }
+  plan_->vgpu_memory_usage = PlanBuiltin(kVgpuMemoryUsage);
 }
 
 Renderer::~Renderer() = default;
@@ -192,7 +196,10 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     cache_->Rebuild(snapshot, snapshot.attribution, options_, *plan_);
   }
   sparse_->Fit(snapshot.samples.size());  // a Write without Observe indexes it too
-  if (options_.metrics != MetricSet::kNative) RenderDcgm(snapshot, writer);
+  if (options_.metrics != MetricSet::kNative) {
+    RenderDcgm(snapshot, writer);
+    RenderVgpusDcgm(snapshot, writer);
+  }
   if (options_.attribution_labels == AttributionLabels::kInfo) RenderHolders(writer);
   if (options_.metrics != MetricSet::kDcgm) {
     RenderState(snapshot, writer);
@@ -202,6 +209,7 @@ void Renderer::RenderAll(const Snapshot& snapshot, std::span<const Family> extra
     RenderFabric(snapshot, writer);
     RenderHolderShares(snapshot, writer);
     if (options_.process_series > 0) RenderProcesses(snapshot, writer);
+    RenderVgpus(snapshot, writer);
   }
   for (const Family& family : extra) {
     if (Lean() && family.detail == Detail::kFullOnly) continue;

@@ -146,6 +146,8 @@ class Renderer {
   void RenderFabric(const Snapshot& snapshot, Writer& writer);
   void RenderProcesses(const Snapshot& snapshot, Writer& writer);
   void RenderHolderShares(const Snapshot& snapshot, Writer& writer);
+  void RenderVgpus(const Snapshot& snapshot, Writer& writer);
+  void RenderVgpusDcgm(const Snapshot& snapshot, Writer& writer);
   void RenderExtra(const Family& family, Writer& writer);
   void SortExtra(const Family& family, std::vector<uint32_t>& order) const;
   bool Wants(LabelBase base) const;

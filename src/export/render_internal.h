@@ -40,6 +40,8 @@ struct Renderer::Plan {
   std::array<PlannedFamily, kProcessBuiltins.size()> processes;
   PlannedFamily holder_info;  // attribution_labels kInfo
   PlannedFamily holder_share;
+  std::array<PlannedFamily, kVgpuBuiltins.size()> vgpus;
+  PlannedFamily vgpu_memory_usage;  // DCGM_FI_DEV_VGPU_MEMORY_USAGE
 };
 
 // What the lean profile has shown of its sparse series, per slot of
@@ -79,6 +81,7 @@ struct Renderer::Cache {
   AttributionPtr attribution;
   Prefixes dcgm, native;
   std::vector<std::string> device;        // slot -> the native prefix without holder labels
+  std::vector<std::string> dcgm_device;   // slot -> the DCGM prefix without holder labels
   std::vector<std::string> info;          // every gpuscope_gpu_info line of a slot
   std::vector<std::string> holder_lines;  // kInfo: every gpuscope_gpu_holder_info line of a slot
   std::vector<uint32_t> order;            // slots by GPU index, then MIG instance

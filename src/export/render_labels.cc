@@ -85,7 +85,12 @@ std::vector<std::string> PerHolder(const std::string& plain, const std::vector<H
   if (holders.empty()) return {plain};
   std::vector<std::string> out;
   out.reserve(holders.size());
-  for (const Holder& h : holders) out.push_back(plain + labels(h));
+  for (const Holder& h : holders) {
+    // Holders that differ only in labels this format lacks (a VM's workload,
+    // or a process name's, has no DCGM label) make one series, not copies.
+    std::string prefix = plain + labels(h);
+    if (std::find(out.begin(), out.end(), prefix) == out.end()) out.push_back(std::move(prefix));
+  }
   return out;
 }
 
@@ -156,6 +161,7 @@ void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& cu
   const Attribution& holders = attribution ? *attribution : kNobody;
   std::size_t n = gpus.size();
   dcgm.resize(n);
+  dcgm_device.resize(n);
   native.resize(n);
   device.resize(n);
   info.resize(n);
@@ -165,8 +171,8 @@ void Renderer::Cache::Rebuild(const Snapshot& snapshot, const AttributionPtr& cu
   for (std::size_t i = 0; i < n; ++i) {
     const std::vector<Holder>& held = holders.Of(gpus[i]);
     const std::vector<Holder>& of = info_mode ? kNone : held;
-    dcgm[i] =
-        PerHolder(DcgmPrefix(system, gpus[i], options, plan.label_fields), of, DcgmHolderLabels);
+    dcgm_device[i] = DcgmPrefix(system, gpus[i], options, plan.label_fields);
+    dcgm[i] = PerHolder(dcgm_device[i], of, DcgmHolderLabels);
     device[i] = NativePrefix(gpus[i]);
     native[i] = PerHolder(device[i], of, NativeHolderLabels);
     info[i].clear();

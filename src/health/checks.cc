@@ -45,6 +45,7 @@ constexpr CheckDef kCheckTable[] = {
     {Check::kThermal, "thermal", Plain<internal::CheckThermal>, false},
     {Check::kPower, "power", Plain<internal::CheckPower>, false},
     {Check::kFabric, "fabric", Plain<internal::CheckFabric>, false},
+    {Check::kLicense, "license", Plain<internal::CheckLicense>, false},
 };
 
 constexpr bool EveryCheckOnce() {

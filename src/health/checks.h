@@ -34,10 +34,21 @@ enum class Verdict : uint8_t { kOk = 0, kWarn = 1, kFail = 2 };
 
 // kFabric: the NVLink fabric registration and health of GB200-class GPUs; not
 // evaluated (not exported) where NVML reports no fabric.
-enum class Check : uint8_t { kMemory, kPcie, kNvlink, kThermal, kPower, kXid, kDriver, kFabric };
-inline constexpr std::array<Check, 8> kAllChecks = {Check::kMemory,  Check::kPcie,  Check::kNvlink,
-                                                    Check::kThermal, Check::kPower, Check::kXid,
-                                                    Check::kDriver,  Check::kFabric};
+// kLicense: a vGPU guest's licence (evaluated only in a guest).
+enum class Check : uint8_t {
+  kMemory,
+  kPcie,
+  kNvlink,
+  kThermal,
+  kPower,
+  kXid,
+  kDriver,
+  kFabric,
+  kLicense
+};
+inline constexpr std::array<Check, 9> kAllChecks = {
+    Check::kMemory, Check::kPcie,   Check::kNvlink, Check::kThermal, Check::kPower,
+    Check::kXid,    Check::kDriver, Check::kFabric, Check::kLicense};
 
 std::string_view CheckName(Check c);      // "memory", ... (the `check` label)
 std::string_view VerdictName(Verdict v);  // "ok", "warn", "fail"

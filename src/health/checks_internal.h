@@ -26,6 +26,8 @@ void CheckThermal(const GpuInput& in, CheckResult& r);
 void CheckPower(const GpuInput& in, CheckResult& r);
 void CheckXid(const GpuInput& in, CheckResult& r);
 void CheckFabric(const GpuInput& in, CheckResult& r);
+// checks_vgpu.cc: a vGPU guest's licence.
+void CheckLicense(const GpuInput& in, CheckResult& r);
 // Sets out->lost and out->stale too.
 void CheckDriver(const GpuInput& in, CheckResult& r, GpuHealth* out);
 

@@ -166,6 +166,79 @@ typedef struct {  // sizeof 40, version 0x03000028
   unsigned char healthSummary;
 } nvmlGpuFabricInfo_v3_t;
 
+// vGPU (host side: one board carved into virtual GPUs for VMs; guest side: a
+// virtual GPU's licence). Not in the fact sheet: laid out as NVIDIA's nvml.h
+// (R470 to R580) declares them; abi_asserts.cc pins every size and offset.
+typedef unsigned int nvmlVgpuInstance_t;  // an id, not a pointer
+typedef unsigned int nvmlVgpuTypeId_t;
+
+typedef struct {  // nvmlVgpuInstanceUtilizationSample_t, sizeof 48
+  nvmlVgpuInstance_t vgpuInstance;
+  unsigned long long timeStamp;  // microseconds
+  nvmlValue_t smUtil;            // percent, of the type sampleValType says
+  nvmlValue_t memUtil;
+  nvmlValue_t encUtil;
+  nvmlValue_t decUtil;
+} nvmlVgpuInstanceUtilizationSample_t;
+
+enum { kNvmlVgpuNameBufferSize = 64 };
+typedef struct {  // nvmlVgpuProcessUtilizationSample_t, sizeof 96
+  nvmlVgpuInstance_t vgpuInstance;
+  unsigned int pid;  // in the guest
+  char processName[kNvmlVgpuNameBufferSize];
+  unsigned long long timeStamp;
+  unsigned int smUtil;
+  unsigned int memUtil;
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlVgpuProcessUtilizationSample_t;
+
+typedef struct {  // nvmlGridLicenseExpiry_t, sizeof 16
+  unsigned int year;
+  unsigned short month;
+  unsigned short day;
+  unsigned short hour;
+  unsigned short min;
+  unsigned short sec;
+  unsigned char status;  // NVML_GRID_LICENSE_EXPIRY_*
+} nvmlGridLicenseExpiry_t;
+
+typedef struct {  // nvmlVgpuLicenseInfo_t (nvmlVgpuInstanceGetLicenseInfo_v2), sizeof 24
+  unsigned char isLicensed;
+  nvmlGridLicenseExpiry_t licenseExpiry;
+  unsigned int currentState;  // NVML_GRID_LICENSE_STATE_*
+} nvmlVgpuLicenseInfo_t;
+
+enum { kNvmlGridLicenseBufferSize = 128, kNvmlGridLicenseFeatureMaxCount = 3 };
+typedef struct {              // nvmlGridLicensableFeature_t, sizeof 284
+  int featureCode;            // nvmlGridLicenseFeatureCode_t
+  unsigned int featureState;  // non-zero: licensed
+  char licenseInfo[kNvmlGridLicenseBufferSize];
+  char productName[kNvmlGridLicenseBufferSize];
+  unsigned int featureEnabled;
+  nvmlGridLicenseExpiry_t licenseExpiry;
+} nvmlGridLicensableFeature_t;
+
+typedef struct {  // nvmlGridLicensableFeatures_t (_v4), sizeof 860
+  int isGridLicenseSupported;
+  unsigned int licensableFeaturesCount;
+  nvmlGridLicensableFeature_t gridLicensableFeatures[kNvmlGridLicenseFeatureMaxCount];
+} nvmlGridLicensableFeatures_t;
+
+typedef struct {                 // nvmlVgpuSchedulerGetState_t, sizeof 16
+  unsigned int schedulerPolicy;  // NVML_VGPU_SCHEDULER_POLICY_*
+  unsigned int arrMode;          // adaptive round-robin: 0 unknown, 1 disable, 2 enable
+  union {
+    struct {
+      unsigned int avgFactor;
+      unsigned int timeslice;  // microseconds
+    } vgpuSchedDataWithARR;
+    struct {
+      unsigned int timeslice;
+    } vgpuSchedData;
+  } schedulerParams;
+} nvmlVgpuSchedulerGetState_t;
+
 }  // extern "C"
 
 // Every NVML function the project uses, once: X(exported name, need, params).
@@ -286,7 +359,31 @@ typedef struct {  // sizeof 40, version 0x03000028
   X(nvmlDeviceGetInforomVersion, Optional, (nvmlDevice_t d, int obj, char* v, unsigned int n))   \
   X(nvmlDeviceGetInforomImageVersion, Optional, (nvmlDevice_t d, char* v, unsigned int n))       \
   X(nvmlDeviceGetInforomConfigurationChecksum, Optional, (nvmlDevice_t d, unsigned int* sum))    \
-  X(nvmlDeviceValidateInforom, Optional, (nvmlDevice_t d))
+  X(nvmlDeviceValidateInforom, Optional, (nvmlDevice_t d))                                       \
+  X(nvmlDeviceGetHostVgpuMode, Optional, (nvmlDevice_t d, int* mode))                            \
+  X(nvmlDeviceGetActiveVgpus, Optional,                                                          \
+    (nvmlDevice_t d, unsigned int* count, nvmlVgpuInstance_t* instances))                        \
+  X(nvmlVgpuInstanceGetVmID, Optional,                                                           \
+    (nvmlVgpuInstance_t v, char* vm_id, unsigned int size, int* vm_id_type))                     \
+  X(nvmlVgpuInstanceGetUUID, Optional, (nvmlVgpuInstance_t v, char* uuid, unsigned int size))    \
+  X(nvmlVgpuInstanceGetType, Optional, (nvmlVgpuInstance_t v, nvmlVgpuTypeId_t * type))          \
+  X(nvmlVgpuTypeGetName, Optional, (nvmlVgpuTypeId_t t, char* name, unsigned int* size))         \
+  X(nvmlVgpuTypeGetFramebufferSize, Optional, (nvmlVgpuTypeId_t t, unsigned long long* bytes))   \
+  X(nvmlVgpuInstanceGetFbUsage, Optional, (nvmlVgpuInstance_t v, unsigned long long* bytes))     \
+  X(nvmlVgpuInstanceGetLicenseInfo_v2, Optional,                                                 \
+    (nvmlVgpuInstance_t v, nvmlVgpuLicenseInfo_t * info))                                        \
+  X(nvmlVgpuInstanceGetEncoderStats, Optional,                                                   \
+    (nvmlVgpuInstance_t v, unsigned int* sessions, unsigned int* fps, unsigned int* latency_us)) \
+  X(nvmlDeviceGetVgpuUtilization, Optional,                                                      \
+    (nvmlDevice_t d, unsigned long long last_seen_us, int* value_type, unsigned int* count,      \
+     nvmlVgpuInstanceUtilizationSample_t* samples))                                              \
+  X(nvmlDeviceGetVgpuProcessUtilization, Optional,                                               \
+    (nvmlDevice_t d, unsigned long long last_seen_us, unsigned int* count,                       \
+     nvmlVgpuProcessUtilizationSample_t* samples))                                               \
+  X(nvmlDeviceGetVgpuSchedulerState, Optional,                                                   \
+    (nvmlDevice_t d, nvmlVgpuSchedulerGetState_t * state))                                       \
+  X(nvmlDeviceGetGridLicensableFeatures_v4, Optional,                                            \
+    (nvmlDevice_t d, nvmlGridLicensableFeatures_t * features))
 
 extern "C" {
 #define GPUSCOPE_NVML_DECLARE(name, need, params) nvmlReturn_t name params;
@@ -414,6 +511,46 @@ constexpr unsigned int kDeviceSerialBufferSize = 30;
 constexpr unsigned int kDeviceVbiosBufferSize = 32;
 constexpr unsigned int kProcessNameBufferSize = 256;
 constexpr unsigned int kInforomVersionBufferSize = 16;
+
+// vGPU enums and limits (nvml.h).
+enum VirtualizationMode : int {
+  kVirtualizationNone = 0,
+  kVirtualizationPassthrough = 1,
+  kVirtualizationVgpu = 2,      // this is a guest's virtual GPU
+  kVirtualizationHostVgpu = 3,  // this board hosts vGPUs
+  kVirtualizationHostVsga = 4,
+};
+enum HostVgpuMode : int { kHostVgpuNonSriov = 0, kHostVgpuSriov = 1 };
+enum VgpuVmIdType : int { kVgpuVmIdDomainId = 0, kVgpuVmIdUuid = 1 };
+// NVML_GRID_LICENSE_STATE_*: 2 is the grace period (unlicensed, still unrestricted).
+enum GridLicenseState : unsigned int {
+  kLicenseStateUnknown = 0,
+  kLicenseStateUninitialized = 1,
+  kLicenseStateUnlicensedUnrestricted = 2,
+  kLicenseStateUnlicensedRestricted = 3,
+  kLicenseStateUnlicensed = 4,
+  kLicenseStateLicensed = 5,
+};
+// NVML_GRID_LICENSE_EXPIRY_*.
+enum GridLicenseExpiry : unsigned char {
+  kLicenseExpiryNotAvailable = 0,
+  kLicenseExpiryInvalid = 1,
+  kLicenseExpiryValid = 2,
+  kLicenseExpiryNotApplicable = 3,
+  kLicenseExpiryPermanent = 4,
+};
+// nvmlGridLicenseFeatureCode_t.
+enum GridLicenseFeature : int { kLicenseFeatureVgpu = 1, kLicenseFeatureCompute = 4 };
+// NVML_VGPU_SCHEDULER_POLICY_*.
+enum VgpuSchedulerPolicy : unsigned int {
+  kVgpuSchedulerUnknown = 0,
+  kVgpuSchedulerBestEffort = 1,
+  kVgpuSchedulerEqualShare = 2,
+  kVgpuSchedulerFixedShare = 3,
+};
+constexpr unsigned int kVgpuUuidBufferSize = 80;  // NVML_DEVICE_UUID_V2_BUFFER_SIZE
+constexpr unsigned int kVgpuVmIdBufferSize = 80;
+constexpr unsigned int kVgpuTypeNameBufferSize = 64;  // NVML_VGPU_NAME_BUFFER_SIZE
 
 // nvmlInforomObject_t
 enum InforomObject : int { kInforomOem = 0, kInforomEcc = 1, kInforomPower = 2 };

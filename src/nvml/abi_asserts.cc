@@ -104,5 +104,43 @@ static_assert(offsetof(nvmlGpmMetricsGet_t, metrics) == 24);
 static_assert(kNvmlGpmMetricsMax == 333);
 static_assert(sizeof(nvmlGpmMetricsGet_t) == 24 + 333 * 40);
 
+// vGPU: nvml.h's layouts (the fact sheet has none).
+static_assert(sizeof(nvmlVgpuInstance_t) == 4 && sizeof(nvmlVgpuTypeId_t) == 4);
+static_assert(sizeof(nvmlVgpuInstanceUtilizationSample_t) == 48);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, vgpuInstance) == 0);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, timeStamp) == 8);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, smUtil) == 16);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, memUtil) == 24);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, encUtil) == 32);
+static_assert(offsetof(nvmlVgpuInstanceUtilizationSample_t, decUtil) == 40);
+
+static_assert(sizeof(nvmlVgpuProcessUtilizationSample_t) == 96);
+static_assert(offsetof(nvmlVgpuProcessUtilizationSample_t, pid) == 4);
+static_assert(offsetof(nvmlVgpuProcessUtilizationSample_t, processName) == 8);
+static_assert(offsetof(nvmlVgpuProcessUtilizationSample_t, timeStamp) == 72);
+static_assert(offsetof(nvmlVgpuProcessUtilizationSample_t, smUtil) == 80);
+static_assert(offsetof(nvmlVgpuProcessUtilizationSample_t, decUtil) == 92);
+
+static_assert(sizeof(nvmlGridLicenseExpiry_t) == 16);
+static_assert(offsetof(nvmlGridLicenseExpiry_t, month) == 4);
+static_assert(offsetof(nvmlGridLicenseExpiry_t, sec) == 12);
+static_assert(offsetof(nvmlGridLicenseExpiry_t, status) == 14);
+static_assert(sizeof(nvmlVgpuLicenseInfo_t) == 24);
+static_assert(offsetof(nvmlVgpuLicenseInfo_t, licenseExpiry) == 4);
+static_assert(offsetof(nvmlVgpuLicenseInfo_t, currentState) == 20);
+
+static_assert(sizeof(nvmlGridLicensableFeature_t) == 284);
+static_assert(offsetof(nvmlGridLicensableFeature_t, featureState) == 4);
+static_assert(offsetof(nvmlGridLicensableFeature_t, licenseInfo) == 8);
+static_assert(offsetof(nvmlGridLicensableFeature_t, productName) == 136);
+static_assert(offsetof(nvmlGridLicensableFeature_t, featureEnabled) == 264);
+static_assert(offsetof(nvmlGridLicensableFeature_t, licenseExpiry) == 268);
+static_assert(sizeof(nvmlGridLicensableFeatures_t) == 860);
+static_assert(offsetof(nvmlGridLicensableFeatures_t, gridLicensableFeatures) == 8);
+
+static_assert(sizeof(nvmlVgpuSchedulerGetState_t) == 16);
+static_assert(offsetof(nvmlVgpuSchedulerGetState_t, arrMode) == 4);
+static_assert(offsetof(nvmlVgpuSchedulerGetState_t, schedulerParams) == 8);
+
 }  // namespace
 }  // namespace gpuscope::nvml

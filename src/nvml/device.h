@@ -158,6 +158,52 @@ struct FieldValue {
   }
 };
 
+// nvmlGpuVirtualizationMode_t values the agent acts on.
+inline constexpr int kVirtualizationGuestVgpu = 2;    // this GPU is a VM's virtual GPU
+inline constexpr int kVirtualizationHostOfVgpus = 3;  // this board hosts virtual GPUs
+// NVML_GRID_LICENSE_STATE_* as the agent reports them.
+inline constexpr unsigned kGuestLicenseUnknown = 0, kGuestLicenseGrace = 2,
+                          kGuestLicenseRestricted = 3, kGuestLicenseUnlicensed = 4,
+                          kGuestLicenseLicensed = 5;
+// NVIDIA's vGPU licensing: an unlicensed vGPU keeps full capability for 20
+// minutes, then runs restricted.
+inline constexpr double kVgpuLicenseGraceSeconds = 20 * 60;
+
+// vGPU, host side: one virtual GPU of a VM on this board. Each part is
+// nullopt when its call failed or is unsupported.
+struct VgpuInstanceInfo {
+  uint32_t id = 0;    // NVML's instance id
+  std::string uuid;   // "" when NVML cannot tell
+  std::string vm_id;  // nvmlVgpuInstanceGetVmID: a domain id or the VM's UUID
+  bool vm_id_is_uuid = false;
+  std::string type_name;  // "GRID H100-20C"
+  std::optional<uint64_t> fb_total_bytes, fb_used_bytes;
+  std::optional<uint32_t> license_state;  // NVML_GRID_LICENSE_STATE_*: 5 licensed
+};
+struct VgpuUtilizationSample {
+  uint32_t id = 0;
+  uint64_t timestamp_us = 0;
+  double sm_percent = 0, memory_percent = 0, encoder_percent = 0, decoder_percent = 0;
+};
+struct VgpuProcessSample {
+  uint32_t id = 0;   // the instance
+  uint32_t pid = 0;  // in the guest
+  std::string name;
+  uint64_t timestamp_us = 0;
+  uint32_t sm_percent = 0, memory_percent = 0;
+};
+struct VgpuSchedulerState {
+  uint32_t policy = 0;  // 1 best effort, 2 equal share, 3 fixed share
+  uint32_t timeslice_us = 0;
+};
+// vGPU, guest side: the licence of this virtual GPU's licensed feature.
+struct GuestLicense {
+  bool licensed = false;
+  std::optional<int64_t> expires_unix;  // when NVML gives a valid expiry date
+  bool permanent = false;
+  std::string product;  // "NVIDIA Virtual Compute Server"
+};
+
 class Device {
  public:
   // NVML index of the GPU (of the parent GPU for a MIG device).
@@ -252,6 +298,19 @@ class Device {
   // The MIG devices that exist on this GPU (empty slots skipped).
   Result<std::vector<Device>> MigDevices() const;
   Result<MigAttributes> Attributes() const;  // on a MIG device
+
+  // vGPU host: the board's active virtual GPUs and their use.
+  Result<int> HostVgpuMode() const;  // 0 non-SR-IOV, 1 SR-IOV
+  Result<std::vector<uint32_t>> ActiveVgpus() const;
+  // Identity, framebuffer and licence of one instance; fails only when the
+  // instance is gone (NOT_FOUND) or NVML is, the parts fail alone.
+  Result<VgpuInstanceInfo> VgpuInstance(uint32_t id) const;
+  // Samples newer than last_seen_us; empty when none.
+  Result<std::vector<VgpuUtilizationSample>> VgpuUtilization(uint64_t last_seen_us) const;
+  Result<std::vector<VgpuProcessSample>> VgpuProcessUtilization(uint64_t last_seen_us) const;
+  Result<VgpuSchedulerState> VgpuScheduler() const;
+  // vGPU guest: the licence (NOT_SUPPORTED off a guest).
+  Result<GuestLicense> GridLicense() const;
 
   // GPM (Hopper+): whether the GPU (the parent, for MIG) supports it.
   Result<bool> GpmSupported() const;

@@ -107,7 +107,7 @@ void Agent::UpdateAttributedDevices(const Snapshot& snapshot) {
     attribution_->SetDevices(snapshot.gpus);
   }
   if (!snapshot.slow_cycle) return;  // processes are read on the slow tier
-  attribution_->SetProcesses(attribution::ProcessesOf(snapshot));
+  attribution_->SetProcesses(attribution::ProcessesOf(snapshot), attribution::VmsOf(snapshot));
 }
 
 Agent::~Agent() { Stop(); }

@@ -34,8 +34,9 @@ health::HealthReport RunHealthOnce(const HealthRunOptions& options, Status* open
   health::HealthState state;
   auto judge = [&] {
     Snapshot snapshot = *sampler.SampleOnce(true);
-    snapshot.attribution = std::make_shared<const Attribution>(attribution::Collect(
-        options.attribution, snapshot.gpus, attribution::ProcessesOf(snapshot)));
+    snapshot.attribution = std::make_shared<const Attribution>(
+        attribution::Collect(options.attribution, snapshot.gpus, attribution::ProcessesOf(snapshot),
+                             attribution::VmsOf(snapshot)));
     const health::EventState events = monitor ? monitor->State() : health::EventState{};
     return JudgeCycle(snapshot, events, state, collect::SystemClock(), options.health);
   };

@@ -51,6 +51,26 @@ json Processes(const GpuSample& sample, bool names) {
   return out;
 }
 
+// A vGPU host board's virtual GPUs, one object per VM's instance.
+json Vgpus(const GpuSample& sample) {
+  json out = json::array();
+  for (const VgpuInstance& v : sample.vgpus) {
+    json j = {{"id", v.id}, {"uuid", v.uuid}, {"type", v.type}, {"vm_id", v.vm_id}, {"vm", v.vm()}};
+    auto put = [&j](const char* key, const auto& value) {
+      if (value) j[key] = *value;
+    };
+    put("sm_utilization", v.sm_utilization);
+    put("memory_utilization", v.memory_utilization);
+    put("encoder_utilization", v.encoder_utilization);
+    put("decoder_utilization", v.decoder_utilization);
+    put("fb_used_bytes", v.fb_used_bytes);
+    put("fb_total_bytes", v.fb_total_bytes);
+    put("license_state", v.license_state);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
 // The whole GPU's verdict and the evidence of its checks that are not ok.
 json HealthOf(const health::HealthReport* report, unsigned index) {
   if (report == nullptr) return nullptr;
@@ -104,6 +124,7 @@ json Device(const View& view, std::size_t slot, bool process_names) {
   }
   d["holders"] = s.attribution ? json(s.attribution->Of(info)) : json::array();
   d["processes"] = Processes(sample, process_names);
+  if (!sample.vgpus.empty()) d["vgpus"] = Vgpus(sample);  // only on vGPU host boards
   d["values"] = Values(sample);
   d["health"] = HealthOf(view.health.get(), info.index);
   const analysis::GpuDiagnosis* diagnosis = nullptr;

@@ -237,6 +237,31 @@
                                 : "no bottleneck found yet";
     c.spark.setData(sparkData(d));
   }
+  // A vGPU host board's virtual GPUs: one small card per VM's instance, after
+  // its board's card (as a MIG instance's card follows its GPU's).
+  const LICENSE = { 0: "unknown", 1: "initializing", 2: "grace period", 3: "restricted",
+                    4: "unlicensed", 5: "licensed" };
+  function makeVgpuCard(key) {
+    const card = el("div", { class: "card vgpu", "data-gpu": key });
+    card.innerHTML = '<h2><span class="name"></span><span class="pill state"></span></h2>' +
+      '<div class="who"></div><div class="kv"><span>SM</span><b class="util"></b>' +
+      '<span>memory</span><b class="mem"></b></div><div class="bar"><i></i></div>';
+    document.getElementById("cards").append(card);
+    return { card, spark: { destroy() {} } };
+  }
+  function updateVgpuCard(c, d, v) {
+    const q = (s) => c.card.querySelector(s);
+    q(".name").textContent = "GPU " + d.gpu + " · vGPU " + v.type;
+    const licensed = v.license_state == null || v.license_state === 5;
+    q(".state").className = "pill state " + (licensed ? "ok" : "warn");
+    q(".state").textContent = LICENSE[v.license_state] || "–";
+    q(".who").textContent = "VM " + v.vm;
+    q(".util").textContent = v.sm_utilization != null ? fixed(100 * v.sm_utilization) + " %" : "–";
+    q(".mem").textContent = gib(v.fb_used_bytes) + " / " +
+                            gib(v.fb_total_bytes) + " GiB";
+    const pct = v.fb_total_bytes ? 100 * v.fb_used_bytes / v.fb_total_bytes : 0;
+    q(".bar i").style.width = fixed(pct) + "%";
+  }
   function renderCards() {
     const box = document.getElementById("cards"), seen = new Set();
     for (const d of st.gpus.devices) {
@@ -245,6 +270,13 @@
       let c = st.cards.get(key);
       if (!c) st.cards.set(key, c = makeCard(d));
       updateCard(c, d);
+      for (const v of d.vgpus || []) {
+        const vkey = key + ".vgpu" + v.id;
+        seen.add(vkey);
+        let vc = st.cards.get(vkey);
+        if (!vc) st.cards.set(vkey, vc = makeVgpuCard(vkey));
+        updateVgpuCard(vc, d, v);
+      }
     }
     for (const [key, c] of st.cards) {
       if (!seen.has(key)) { c.spark.destroy(); c.card.remove(); st.cards.delete(key); }
@@ -365,14 +397,16 @@
   function renderHealth() {
     const box = document.getElementById("health"), h = st.health;
     if (!h) return;
+    // The license check exists only in a vGPU guest: its column only there.
+    const checks = CHECKS.concat(h.gpus.some((g) => g.checks.license) ? ["license"] : []);
     const head = el("tr", {}, el("th", {}, "GPU"), el("th", {}, "verdict"),
-                    ...CHECKS.map((c) => el("th", {}, c)));
+                    ...checks.map((c) => el("th", {}, c)));
     const table = el("table", {}, head), notes = el("div", {});
     for (const g of h.gpus) {
       const row = el("tr", { "data-gpu": g.gpu }, el("td", {}, "GPU " + g.gpu),
                      el("td", { class: g.verdict }, g.verdict + (g.lost ? " (lost)" : "") +
                                                     (g.stale ? " (stale)" : "")));
-      for (const name of CHECKS) {
+      for (const name of checks) {
         const c = g.checks[name];
         row.append(el("td", { class: c ? c.verdict : "na", title: c ? c.evidence.join("\n") : "" },
                       c ? c.verdict : "–"));
