@@ -85,10 +85,10 @@ class Sim {
     GpuSpec spec;
     Identity id;
     mutable std::mutex mu;
-    std::vector<FaultSpec> faults;  // guarded by mu
-    std::vector<bool> announced;    // events already fired, per fault
+    std::vector<FaultSpec> faults;      // guarded by mu
+    std::vector<bool> announced;        // events already fired, per fault
     std::vector<ProcessSpec> attached;  // guarded by mu; Attach order
-    GpuState cache;                 // guarded by mu
+    GpuState cache;                     // guarded by mu
     // xid-storm events fired, per fault (storm.h); guarded by mu
     std::vector<uint64_t> storm_fired;
   };

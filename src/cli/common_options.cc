@@ -182,8 +182,6 @@ Result<std::string> PrepareNvml(const CommonOptions& options, SimStart start) {
   GPUSCOPE_RETURN_IF_ERROR(ExportSimMoment(options, *library, start));
   return library;
 }
-return library;
-}
 
 std::string ScenarioName(const CommonOptions& options, const EnvLookup& env) {
   std::string value = options.simulate;

@@ -122,7 +122,7 @@ const std::vector<SettingDef> kServeSettings = {
   {"remediate-dry-run", "", "GPUSCOPE_REMEDIATE_DRY_RUN", "false", kSwitch, 0, 0,
    "Remediation logs and counts what it would do and changes nothing."},
   {"remediate-findings", "", "GPUSCOPE_REMEDIATE_FINDINGS", "default", kText, 0, 0,
-   "Comma-separated findings that act (docs/runbooks.md table); default: the fatal ones; add nvlink_down for nodes whose jobs need NVLink."},
+   "Comma-separated findings that act (docs/runbooks.md table); default: the fatal ones; add nvlink_down for nodes whose jobs need NVLink, fabric_unusable for GB200 NVL72 racks."},
   {"remediate-resume-after", "", "GPUSCOPE_REMEDIATE_RESUME_AFTER", "10m", kDuration, 1, 604800,
    "Resume a drain gpuscope wrote once the GPUs have been healthy this long."},
   {"remediate-breaker-fraction", "", "GPUSCOPE_REMEDIATE_BREAKER_FRACTION", "0.1", kNumber, 0, 1,

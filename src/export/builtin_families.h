@@ -85,23 +85,23 @@ inline constexpr std::string_view kVgpuDcgmLabels =
     kProcessLabels,                                                                                \
     "Fraction of time the memory controller served the process, averaged over the last slow "      \
     "interval (nvmlDeviceGetProcessUtilization).")                                                 \
-  /* vGPU host boards (render_vgpu.cc): one series per virtual GPU of a VM, bounded by the       \
+  /* vGPU host boards (render_vgpu.cc): one series per virtual GPU of a VM, bounded by the         \
      board's instances. */                                                                         \
   X(kVgpuSm, "gpuscope_vgpu_sm_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,             \
     "Share of the board's time the vGPU scheduler ran this virtual GPU's work on the SMs over "    \
     "the last slow interval (nvmlDeviceGetVgpuUtilization).")                                      \
   X(kVgpuMemoryUtil, "gpuscope_vgpu_memory_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels, \
-    "Share of the board's time the memory controller served this virtual GPU.")                   \
+    "Share of the board's time the memory controller served this virtual GPU.")                    \
   X(kVgpuEncoder, "gpuscope_vgpu_encoder_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,   \
-    "Share of the board's time the video encoder served this virtual GPU.")                       \
+    "Share of the board's time the video encoder served this virtual GPU.")                        \
   X(kVgpuDecoder, "gpuscope_vgpu_decoder_utilization_ratio", kGauge, kGpu, kNative, kVgpuLabels,   \
-    "Share of the board's time the video decoder served this virtual GPU.")                       \
+    "Share of the board's time the video decoder served this virtual GPU.")                        \
   X(kVgpuFbUsed, "gpuscope_vgpu_framebuffer_used_bytes", kGauge, kGpu, kNative, kVgpuLabels,       \
     "Framebuffer the virtual GPU's VM uses (nvmlVgpuInstanceGetFbUsage).")                         \
   X(kVgpuFbTotal, "gpuscope_vgpu_framebuffer_total_bytes", kGauge, kGpu, kNative, kVgpuLabels,     \
     "Framebuffer of the virtual GPU's type (nvmlVgpuTypeGetFramebufferSize).")                     \
   X(kVgpuLicenseState, "gpuscope_vgpu_instance_license_state", kGauge, kGpu, kNative, kVgpuLabels, \
-    "The guest's licence as the host sees it (nvmlVgpuInstanceGetLicenseInfo_v2): "              \
+    "The guest's licence as the host sees it (nvmlVgpuInstanceGetLicenseInfo_v2): "                \
     "NVML_GRID_LICENSE_STATE_*, 5 licensed, 2 unlicensed in the grace period, 3 unlicensed and "   \
     "restricted, 4 unlicensed, 0/1 unknown or not yet initialized.")                               \
   X(kVgpuMemoryUsage, "DCGM_FI_DEV_VGPU_MEMORY_USAGE", kGauge, kGpu, kDcgm, kVgpuDcgmLabels,       \
@@ -252,9 +252,9 @@ inline constexpr auto kTrailingBuiltins =
     std::to_array<const BuiltinFamily*>({&kLinkActive, &kLinkErrors, &kXidErrors, &kFabricInfo});
 inline constexpr auto kProcessBuiltins =
     std::to_array<const BuiltinFamily*>({&kProcessMemory, &kProcessSm, &kProcessMemoryUtil});
-inline constexpr auto kVgpuBuiltins = std::to_array<const BuiltinFamily*>(
-    {&kVgpuSm, &kVgpuMemoryUtil, &kVgpuEncoder, &kVgpuDecoder, &kVgpuFbUsed, &kVgpuFbTotal,
-     &kVgpuLicenseState});
+inline constexpr auto kVgpuBuiltins =
+    std::to_array<const BuiltinFamily*>({&kVgpuSm, &kVgpuMemoryUtil, &kVgpuEncoder, &kVgpuDecoder,
+                                         &kVgpuFbUsed, &kVgpuFbTotal, &kVgpuLicenseState});
 
 // The name lint of the catalog, for every registered family: native names
 // follow Prometheus conventions, dcgm-exporter names are valid names.
