@@ -2,6 +2,7 @@
 
 #include <map>
 #include <string_view>
+#include <vector>
 
 namespace gpuscope::cli {
 namespace {
@@ -94,7 +95,21 @@ std::string EccDescription(std::string_view name) {
   return text;
 }
 
-std::string Quoted(std::string_view name) { return "\"" + std::string(name) + "\""; }
+// Appended rather than "\"" + ...: GCC 12 at -O3 reads the operator+ chains
+// as an overlapping memcpy (-Werror=restrict, a false positive).
+std::string Quoted(std::string_view name) {
+  std::string text = "\"";
+  text.append(name).append("\"");
+  return text;
+}
+
+// One field's entry: its quoted name, its aliases and its description.
+void AppendField(std::string& text, std::string_view name, const std::vector<std::string>& aliases,
+                 const std::string& description) {
+  text.append("\n").append(Quoted(name));
+  for (const std::string& alias : aliases) text.append(" or ").append(Quoted(alias));
+  text.append("\n").append(description).append("\n");
+}
 
 }  // namespace
 
@@ -134,9 +149,7 @@ std::string AppFieldDescription(const AppField& field) {
 std::string GpuFieldHelp() {
   std::string text = "List of valid properties to query for the switch \"--query-gpu=\":\n";
   for (const GpuField& field : GpuFields()) {
-    text += "\n" + Quoted(field.name);
-    for (const std::string& alias : GpuFieldAliases(field.name)) text += " or " + Quoted(alias);
-    text += "\n" + GpuFieldDescription(field) + "\n";
+    AppendField(text, field.name, GpuFieldAliases(field.name), GpuFieldDescription(field));
   }
   return text;
 }
@@ -145,9 +158,7 @@ std::string AppFieldHelp() {
   std::string text =
       "List of valid properties to query for the switch \"--query-compute-apps=\":\n";
   for (const AppField& field : AppFields()) {
-    text += "\n" + Quoted(field.name);
-    for (const std::string& alias : AppFieldAliases(field.name)) text += " or " + Quoted(alias);
-    text += "\n" + AppFieldDescription(field) + "\n";
+    AppendField(text, field.name, AppFieldAliases(field.name), AppFieldDescription(field));
   }
   return text;
 }

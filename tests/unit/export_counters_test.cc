@@ -61,7 +61,7 @@ TEST(Counters, DefaultFileParsesUnchanged) {
   EXPECT_EQ(set->Find("DCGM_FI_DEV_POWER_VIOLATION"), nullptr);  // commented out
 
   std::bitset<kMetricCount> metrics = set->Metrics();
-  EXPECT_EQ(metrics.count(), 24u);
+  EXPECT_EQ(metrics.count(), 25u);
   EXPECT_TRUE(metrics.test(Index(Metric::kPcieTxBytesRate)));
   EXPECT_FALSE(metrics.test(Index(Metric::kPowerViolation)));
 }
@@ -72,7 +72,7 @@ TEST(Counters, DcpFileParsesUnchanged) {
   ASSERT_FALSE(text.empty());
   Result<CounterSet> set = ParseCounters(text, "dcp-metrics-included.csv");
   ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_EQ(set->entries.size(), 25u);
+  EXPECT_EQ(set->entries.size(), 26u);
   EXPECT_NE(set->Find("DCGM_FI_PROF_DRAM_ACTIVE"), nullptr);
 }
 
@@ -80,7 +80,7 @@ TEST(Counters, EmbeddedDefaultIsTheReferenceFile) {
   GPUSCOPE_NEED_REFERENCE_DATA("default-counters.csv");
   EXPECT_EQ(kDefaultCountersCsv, ReadReference("default-counters.csv"));
   CounterSet set = DefaultCounterSet();
-  EXPECT_EQ(set.entries.size(), 25u);
+  EXPECT_EQ(set.entries.size(), 26u);
   EXPECT_EQ(set.source, "default-counters.csv");
 }
 
@@ -197,7 +197,7 @@ TEST(Counters, LoadFileReadsTheReferenceFile) {
   GPUSCOPE_NEED_REFERENCE_DATA("default-counters.csv");
   Result<CounterSet> set = LoadCountersFile(ReferenceDataPath("default-counters.csv"));
   ASSERT_TRUE(set.ok()) << set.status().message();
-  EXPECT_EQ(set->entries.size(), 25u);
+  EXPECT_EQ(set->entries.size(), 26u);
 }
 
 }  // namespace
