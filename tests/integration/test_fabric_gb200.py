@@ -101,7 +101,7 @@ class FabricGb200Test(unittest.TestCase):
 
     def test_health_cli(self):
         code, out, err = run(["health", "--simulate", SCENARIO], env=AFTER_FAULTS, timeout=60)
-        check(code == 2, "exit %d, want 2:\n%s%s" % (code, out, err))
+        check(code == 20, "exit %d, want 20 (a GPU fails, docs/cli.md):\n%s%s" % (code, out, err))
         for needle in ("fabric registration failed: NVML code 999", "fabric route unhealthy",
                        "fabric incorrect configuration: no partition"):
             check(needle in out, "%r missing:\n%s" % (needle, out))

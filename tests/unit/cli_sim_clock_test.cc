@@ -29,7 +29,7 @@ TEST(CliSimClock, ParsesAt) {
   Result<double> bad = ParseAt("soon");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), Status::Code::kInvalidArgument);
-  EXPECT_THAT(bad.status().message(), HasSubstr("--at: bad duration 'soon'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("--at: 'soon' is not a duration"));
 }
 
 TEST(CliSimClock, ParsesTheStartTimeVariable) {
