@@ -141,10 +141,15 @@ class VgpuGuestTest(unittest.TestCase):
                   exp.find("gpuscope_gpu_health"))
             check("VGPU_LICENSE_STATUS" not in agent.output(),
                   "no start-up warning about the licence field: %s" % agent.output())
-        code, out, err = run(["health", "--simulate", GUEST, "--json"])
-        check(code == 0, "health in the guest: %s %s" % (out, err))
-        checks = json.loads(out)["gpus"][0]["checks"]
-        check(checks.get("license", {}).get("verdict") == "ok", "licensed at start: %s" % checks)
+        # One-shot health at the scenario's start, then at its settled moment (the lapse
+        # plus 5 minutes: inside the 20-minute grace period).
+        for at, verdict in (("0", "ok"), (None, "warn")):
+            code, out, err = run(["health", "--simulate", GUEST, "--json"] +
+                                 (["--at", at] if at else []))
+            check(code == 0, "health in the guest: %s %s" % (out, err))
+            checks = json.loads(out)["gpus"][0]["checks"]
+            check(checks.get("license", {}).get("verdict") == verdict,
+                  "license %s at %s: %s" % (verdict, at or "the settled moment", checks))
 
 
 class BareMetalTest(unittest.TestCase):
