@@ -493,3 +493,11 @@ class AlertRuleFileChecks:
             self.assertTrue(os.path.isfile(path), "missing runbook " + path)
             runbooks[name] = path
         return runbooks
+
+    def check_runbooks_say(self, needles):
+        """Each alert's runbook (docs/runbooks/<alert>.md) holds every needle."""
+        for a in self.alerts():
+            with open(os.path.join(RUNBOOKS, a["alert"] + ".md")) as f:
+                text = f.read()
+            for needle in needles:
+                self.assertIn(needle, text, a["alert"])

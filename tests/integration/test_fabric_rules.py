@@ -9,7 +9,7 @@ import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (RULE_TESTS_DIR, RULES_DIR, RUNBOOKS,  # noqa: E402
+from gpuscope_testlib import (RULE_TESTS_DIR, RULES_DIR,  # noqa: E402
                               AlertRuleFileChecks, main)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -26,11 +26,7 @@ class FabricRulesTest(AlertRuleFileChecks, unittest.TestCase):
         self.check_alerts_documented(("critical", "warning"))
 
     def test_runbooks_have_the_operator_sections(self):
-        for a in self.alerts():
-            with open(os.path.join(RUNBOOKS, a["alert"] + ".md")) as f:
-                text = f.read()
-            for needle in ("gpuscope health", "## What to do", "simulator"):
-                self.assertIn(needle, text, a["alert"])
+        self.check_runbooks_say(("gpuscope health", "## What to do", "simulator"))
 
     def test_registration_in_progress_has_time_to_train(self):
         # Link training after a reboot takes about a minute: the alert waits longer.
