@@ -431,6 +431,21 @@ def rule_alerts(path):
     return [r for g in doc["groups"] for r in g["rules"] if "alert" in r]
 
 
+def sanitized(build_dir=None):
+    """The sanitizer flags the build in build_dir (default BUILD_DIR) was made
+    with, from its CMakeCache.txt: [] for a plain build."""
+    try:
+        with open(os.path.join(build_dir or BUILD_DIR, "CMakeCache.txt")) as f:
+            cache = f.read()
+    except OSError:
+        return []
+    if re.search(r"^GPUSCOPE_SANITIZE:BOOL=ON", cache, re.M):
+        return ["-fsanitize=address,undefined"]
+    if re.search(r"^GPUSCOPE_TSAN:BOOL=ON", cache, re.M):
+        return ["-fsanitize=thread"]
+    return []
+
+
 class AlertRuleFileChecks:
     """Mixin for a unittest.TestCase over one shipped rule file: set RULES (the
     rule file) and TESTS (its promtool unit tests). Adds the promtool tests and

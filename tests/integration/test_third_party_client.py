@@ -22,33 +22,18 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (BUILD_DIR, SOURCE_DIR, check, clean_env, need_tool,  # noqa: E402
-                              run, main)
+                              run, main, sanitized)
 
 CLIENT = os.path.join(SOURCE_DIR, "tests", "clients", "nvtop_startup.c")
 SIM_DIR = os.path.join(BUILD_DIR, "sim")
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "30"}
 
 
-def sanitized_build():
-    """The sanitizer flags the simulator was built with: an instrumented
-    library loads only into an instrumented program."""
-    try:
-        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
-            cache = f.read()
-    except OSError:
-        return []
-    if re.search(r"^GPUSCOPE_SANITIZE:BOOL=ON", cache, re.M):
-        return ["-fsanitize=address,undefined"]
-    if re.search(r"^GPUSCOPE_TSAN:BOOL=ON", cache, re.M):
-        return ["-fsanitize=thread"]
-    return []
-
-
 def build(workdir):
     cc = need_tool("cc", "build-essential")
     exe = os.path.join(workdir, "nvtop_startup")
     p = subprocess.run([cc, "-std=c11", "-O1", "-Wall", "-o", exe, CLIENT, "-ldl"] +
-                       sanitized_build(), capture_output=True, text=True, timeout=120)
+                       sanitized(), capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, "cc failed:\n" + p.stderr)
     return exe
 
