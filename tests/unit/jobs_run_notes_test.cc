@@ -68,7 +68,8 @@ TEST(RunNotes, FirstKernelLateFromTheThreshold) {
   f.first_kernel_seconds = 9;
   EXPECT_EQ(Find(RunNotes(UsedGpus({0}), f, {}), "first_kernel_late"), nullptr);
   f.first_kernel_seconds = 40;
-  const Note* n = Find(RunNotes(UsedGpus({0}), f, {}), "first_kernel_late");
+  const std::vector<Note> notes = RunNotes(UsedGpus({0}), f, {});  // n points into it
+  const Note* n = Find(notes, "first_kernel_late");
   ASSERT_NE(n, nullptr);
   EXPECT_NE(n->text.find("only 40 s after the start (40% of the wall time)"), std::string::npos)
       << n->text;
@@ -77,7 +78,8 @@ TEST(RunNotes, FirstKernelLateFromTheThreshold) {
 TEST(RunNotes, SharedNamesTheOthers) {
   RunFacts f;
   f.sharing = {{0, 4242, "python", "bob"}, {0, 77, "x", ""}};
-  const Note* n = Find(RunNotes(UsedGpus({0}), f, {}), "shared");
+  const std::vector<Note> notes = RunNotes(UsedGpus({0}), f, {});  // n points into it
+  const Note* n = Find(notes, "shared");
   ASSERT_NE(n, nullptr);
   EXPECT_NE(n->text.find("GPU 0: pid 4242 (python, user bob); GPU 0: pid 77 (x)"),
             std::string::npos)
