@@ -111,6 +111,14 @@ def ours_unhealthy(node):
                for c in node["status"].get("conditions", []))
 
 
+class _ApiHttpServer(ThreadingHTTPServer):
+    # A cluster's agents connect at once (20 in the breaker race); the default
+    # listen backlog of 5 dropped their connections under load until curl's
+    # 10 s connect timeout ("cannot read the cluster": a real API server's
+    # backlog is in the thousands).
+    request_queue_size = 128
+
+
 class FakeApiServer:
     """`nodes` nodes named gpu-node-0.., each with `padding` bytes of node
     images (a real Node's status.images is most of its size)."""
@@ -134,6 +142,12 @@ class FakeApiServer:
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
+            def setup(self):
+                # The TLS handshake in this request's thread, not in the accepting
+                # one: 20 agents at once would queue behind each other's handshakes.
+                self.request.do_handshake()
+                super().setup()
+
             def log_message(self, *args):
                 pass
 
@@ -153,11 +167,12 @@ class FakeApiServer:
 
             do_GET = do_PATCH = do_POST = do_PUT = do_DELETE = serve
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _ApiHttpServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(cert, key)
-        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True)
+        self.httpd.socket = ctx.wrap_socket(self.httpd.socket, server_side=True,
+                                            do_handshake_on_connect=False)
         self.port = self.httpd.server_address[1]
         threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
 
