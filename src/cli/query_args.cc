@@ -14,6 +14,7 @@ namespace {
 enum class Opt {
   kQueryGpu,
   kQueryApps,
+  kQueryVgpu,
   kFormat,
   kLoop,
   kLoopMs,
@@ -21,7 +22,9 @@ enum class Opt {
   kFile,
   kHelp,
   kHelpGpu,
-  kHelpApps
+  kHelpApps,
+  kHelpVgpu,
+  kVgpuDetail
 };
 
 struct OptionSpec {
@@ -34,6 +37,7 @@ struct OptionSpec {
 constexpr OptionSpec kOptions[] = {
     {"", "--query-gpu", Opt::kQueryGpu, OptionSpec::kRequired},
     {"", "--query-compute-apps", Opt::kQueryApps, OptionSpec::kRequired},
+    {"", "--query-vgpu", Opt::kQueryVgpu, OptionSpec::kRequired},
     {"", "--format", Opt::kFormat, OptionSpec::kRequired},
     {"-l", "--loop", Opt::kLoop, OptionSpec::kOptionalNumber},
     {"-lms", "--loop-ms", Opt::kLoopMs, OptionSpec::kRequired},
@@ -42,6 +46,8 @@ constexpr OptionSpec kOptions[] = {
     {"-h", "--help", Opt::kHelp, OptionSpec::kNone},
     {"", "--help-query-gpu", Opt::kHelpGpu, OptionSpec::kNone},
     {"", "--help-query-compute-apps", Opt::kHelpApps, OptionSpec::kNone},
+    {"", "--help-query-vgpu", Opt::kHelpVgpu, OptionSpec::kNone},
+    {"-q", "--query", Opt::kVgpuDetail, OptionSpec::kNone},
 };
 
 // nvidia-smi's -l without a number loops every 5 seconds.
@@ -94,6 +100,9 @@ Status Apply(Opt opt, std::string_view flag, std::string_view value, QueryArgs* 
     case Opt::kQueryApps:
       out->app_fields = value;
       break;
+    case Opt::kQueryVgpu:
+      out->vgpu_fields = value;
+      break;
     case Opt::kFormat: {
       Result<CsvOptions> csv = ParseFormat(value);
       if (!csv.ok()) return csv.status();
@@ -121,6 +130,12 @@ Status Apply(Opt opt, std::string_view flag, std::string_view value, QueryArgs* 
       break;
     case Opt::kHelpApps:
       out->help = QueryArgs::Help::kAppFields;
+      break;
+    case Opt::kHelpVgpu:
+      out->help = QueryArgs::Help::kVgpuFields;
+      break;
+    case Opt::kVgpuDetail:
+      out->vgpu_detail = true;
       break;
   }
   return Status::Ok();
@@ -155,6 +170,10 @@ Result<QueryArgs> ParseQueryArgs(const std::vector<std::string>& args) {
   QueryArgs out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     std::string_view arg = args[i];
+    if (i == 0 && arg == "vgpu") {  // `gpuscope query vgpu`, as `nvidia-smi vgpu`
+      out.vgpu_table = true;
+      continue;
+    }
     std::optional<std::string_view> value;
     const OptionSpec* spec = Match(arg, &value);
     if (spec == nullptr) {
@@ -173,9 +192,15 @@ Result<QueryArgs> ParseQueryArgs(const std::vector<std::string>& args) {
     GPUSCOPE_RETURN_IF_ERROR(Apply(spec->opt, arg, value.value_or(""), &out));
   }
   if (out.help != QueryArgs::Help::kNone) return out;
-  if (out.gpu_fields.empty() == out.app_fields.empty()) {
+  const int lists = !out.gpu_fields.empty() + !out.app_fields.empty() + !out.vgpu_fields.empty();
+  if (out.vgpu_detail && (!out.vgpu_table || lists != 0)) {
+    return Status::InvalidArgument("-q goes with the word vgpu alone: gpuscope query vgpu -q.");
+  }
+  if (out.vgpu_table && lists == 1 && !out.vgpu_fields.empty()) out.vgpu_table = false;
+  if (out.vgpu_table ? lists != 0 : lists != 1) {
     return Status::InvalidArgument(
-        "gpuscope query needs exactly one of --query-gpu=FIELDS or --query-compute-apps=FIELDS.");
+        "gpuscope query needs exactly one of --query-gpu=FIELDS, --query-compute-apps=FIELDS "
+        "or --query-vgpu=FIELDS (or the word vgpu alone for the vGPU table).");
   }
   return out;
 }
@@ -199,7 +224,9 @@ Result<std::vector<std::size_t>> SelectGpus(const Snapshot& snapshot,
 std::string QueryUsage() {
   return "Usage: gpuscope query --query-gpu=FIELD,... [options]\n"
          "       gpuscope query --query-compute-apps=FIELD,... [options]\n"
-         "nvidia-smi compatible CSV output.\n"
+         "       gpuscope query --query-vgpu=FIELD,... [options]\n"
+         "       gpuscope query vgpu [-q] [-i ID] [-l N] [-f FILE]\n"
+         "nvidia-smi compatible CSV output; `vgpu`: nvidia-smi vgpu's table of virtual GPUs.\n"
          "  --format=csv[,noheader][,nounits]  output format (default csv)\n"
          "  -l [N], --loop=N                   repeat every N seconds (default 5) until Ctrl-C\n"
          "  -lms N, --loop-ms=N                repeat every N milliseconds until Ctrl-C\n"
@@ -208,7 +235,10 @@ std::string QueryUsage() {
          "  --nvml-lib PATH                    NVML library to load\n"
          "  --simulate NAME|PATH               run on the simulator with this scenario\n"
          "  --help-query-gpu                   list the --query-gpu fields\n"
-         "  --help-query-compute-apps          list the --query-compute-apps fields\n" +
+         "  --help-query-compute-apps          list the --query-compute-apps fields\n"
+         "  -q, --query                        with vgpu: each instance in detail (nvidia-smi vgpu "
+         "-q)\n"
+         "  --help-query-vgpu                  list the --query-vgpu fields (vGPU host)\n" +
          std::string(kSimMomentHelp);
 }
 

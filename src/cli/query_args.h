@@ -1,5 +1,6 @@
 // Argument parsing for `gpuscope query`, in nvidia-smi's syntax:
-// `--query-gpu=F,..`, `--query-compute-apps=F,..`, `--format=csv[,noheader]
+// `--query-gpu=F,..`, `--query-compute-apps=F,..`, `--query-vgpu=F,..` or the
+// word `vgpu` (nvidia-smi vgpu's table; query_vgpu.h), `--format=csv[,noheader]
 // [,nounits]`, `-l [N]`/`--loop=N`, `-lms N`/`--loop-ms=N`, `-i ID`/`--id=ID`
 // (index, UUID or PCI bus id; comma list), `-f FILE`/`--filename=FILE`.
 // Long options take `--opt=value` or `--opt value`; short ones `-o value` or
@@ -21,13 +22,16 @@
 namespace gpuscope::cli {
 
 struct QueryArgs {
-  std::string gpu_fields;  // raw --query-gpu list; empty when not given
-  std::string app_fields;  // raw --query-compute-apps list
+  std::string gpu_fields;    // raw --query-gpu list; empty when not given
+  std::string app_fields;    // raw --query-compute-apps list
+  std::string vgpu_fields;   // raw --query-vgpu list
+  bool vgpu_table = false;   // `query vgpu` without --query-vgpu: nvidia-smi vgpu's table
+  bool vgpu_detail = false;  // `query vgpu -q`: nvidia-smi vgpu -q's detail instead
   CsvOptions csv;
   std::optional<std::chrono::milliseconds> loop;  // nullopt: print once
   std::vector<std::string> ids;                   // -i items, split at commas
   std::string filename;                           // -f; empty: stdout
-  enum class Help { kNone, kUsage, kGpuFields, kAppFields } help = Help::kNone;
+  enum class Help { kNone, kUsage, kGpuFields, kAppFields, kVgpuFields } help = Help::kNone;
 };
 
 // Parses the arguments after `query` (common options already removed).

@@ -14,7 +14,18 @@ Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, s
   Result<std::vector<std::size_t>> gpus = SelectGpus(snapshot, plan.ids);
   if (!gpus.ok()) return gpus.status();
   if (gpus->empty()) return Status::NotFound("No devices were found.");
-  if (!plan.gpu_fields.empty()) {
+  if (plan.vgpu_table || !plan.vgpu_fields.empty()) {
+    Result<std::vector<std::size_t>> hosts = VgpuHosts(snapshot, *gpus);
+    if (!hosts.ok()) return hosts.status();
+    if (plan.vgpu_detail) {
+      out << FormatVgpuDetail(snapshot, *hosts);
+    } else if (plan.vgpu_table) {
+      out << FormatVgpuTable(snapshot, *hosts);
+    } else {
+      if (header) out << FormatVgpuHeader(plan.vgpu_fields, plan.csv);
+      out << FormatVgpuRows(snapshot, *hosts, plan.vgpu_fields, plan.csv);
+    }
+  } else if (!plan.gpu_fields.empty()) {
     if (header) out << FormatGpuHeader(plan.gpu_fields, plan.csv);
     out << FormatGpuRows(snapshot, *gpus, plan.gpu_fields, plan.csv);
   } else {
@@ -42,7 +53,14 @@ Result<QueryPlan> PlanQuery(const QueryArgs& args) {
   plan.csv = args.csv;
   plan.loop = args.loop;
   plan.ids = args.ids;
-  if (!args.gpu_fields.empty()) {
+  plan.vgpu_table = args.vgpu_table;
+  plan.vgpu_detail = args.vgpu_detail;
+  if (args.vgpu_table) return plan;
+  if (!args.vgpu_fields.empty()) {
+    Result<std::vector<const VgpuField*>> fields = ResolveVgpuFields(args.vgpu_fields);
+    if (!fields.ok()) return fields.status();
+    plan.vgpu_fields = *fields;
+  } else if (!args.gpu_fields.empty()) {
     Result<std::vector<const GpuField*>> fields = ResolveGpuFields(args.gpu_fields);
     if (!fields.ok()) return fields.status();
     plan.gpu_fields = *fields;
@@ -87,6 +105,9 @@ Status RunQuery(Invocation& inv) {
       return Status::Ok();
     case QueryArgs::Help::kAppFields:
       *inv.out << AppFieldHelp();
+      return Status::Ok();
+    case QueryArgs::Help::kVgpuFields:
+      *inv.out << VgpuFieldHelp();
       return Status::Ok();
     case QueryArgs::Help::kNone:
       break;

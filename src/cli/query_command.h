@@ -3,7 +3,8 @@
 // loaded, so a bad field name fails fast with nvidia-smi's sentence
 // (printed to stderr, exit 2; nvidia-smi itself prints it to stdout).
 // With -l/-lms the header is printed once, then one block of rows per
-// interval, each from a fresh sample, until SIGINT/SIGTERM.
+// interval, each from a fresh sample, until SIGINT/SIGTERM. vGPU instances:
+// query_vgpu.h (a table per sample, or CSV rows like the others).
 // Thread safety: runs on main's thread.
 #pragma once
 
@@ -15,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/query_args.h"
 #include "cli/query_fields.h"
+#include "cli/query_vgpu.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
 
@@ -22,8 +24,11 @@ namespace gpuscope::cli {
 
 // A resolved query: what to print and how often.
 struct QueryPlan {
-  std::vector<const GpuField*> gpu_fields;  // --query-gpu (empty for compute apps)
-  std::vector<const AppField*> app_fields;  // --query-compute-apps
+  std::vector<const GpuField*> gpu_fields;    // --query-gpu (empty for compute apps)
+  std::vector<const AppField*> app_fields;    // --query-compute-apps
+  std::vector<const VgpuField*> vgpu_fields;  // --query-vgpu
+  bool vgpu_table = false;                    // `query vgpu`: nvidia-smi vgpu's table
+  bool vgpu_detail = false;                   // `query vgpu -q`: its detail
   CsvOptions csv;
   std::optional<std::chrono::milliseconds> loop;
   std::vector<std::string> ids;
