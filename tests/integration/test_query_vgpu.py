@@ -185,6 +185,11 @@ class QueryVgpuTest(unittest.TestCase):
             check('\n"%s"\n' % field in out, "help lacks %s" % field)
         rc, out, _ = run(["query", "--help"])
         check(rc == 0 and "--query-vgpu" in out and "query vgpu" in out, "usage: %r" % out)
+        # docs/cli.md's field table names every field.
+        with open(os.path.join(SOURCE_DIR, "docs", "cli.md")) as f:
+            doc = f.read()
+        for field in ["timestamp"] + ALL_FIELDS.split(","):
+            check("`%s`" % field in doc, "docs/cli.md lacks %s" % field)
 
 
 if __name__ == "__main__":
