@@ -16,7 +16,10 @@ Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, s
   if (gpus->empty()) return Status::NotFound("No devices were found.");
   if (plan.vgpu_table || !plan.vgpu_fields.empty()) {
     Result<std::vector<std::size_t>> hosts = VgpuHosts(snapshot, *gpus);
-    if (!hosts.ok()) return hosts.status();
+    if (!hosts.ok()) {  // a lost board lists no vGPUs: say it is lost (15), not unsupported
+      Status lost = LostGpus(snapshot, *gpus);
+      return lost.ok() ? hosts.status() : lost;
+    }
     if (plan.vgpu_detail) {
       out << FormatVgpuDetail(snapshot, *hosts);
     } else if (plan.vgpu_table) {

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "cli/exit_codes.h"
 #include "cli/query_command.h"
 #include "cli/query_vgpu.h"
 #include "cli_test_snapshot.h"
@@ -180,6 +181,21 @@ TEST(QueryVgpuLoopTest, RowsFromEachSnapshot) {
       [](auto) { return false; }, bare);
   EXPECT_EQ(status.code(), Status::Code::kNotSupported);
   EXPECT_EQ(bare.str(), "");
+}
+
+TEST(QueryVgpuLoopTest, ALostHostIsLostNotUnsupported) {
+  Result<QueryArgs> args = ParseQueryArgs({"vgpu"});
+  ASSERT_TRUE(args.ok());
+  Result<QueryPlan> plan = PlanQuery(*args);
+  ASSERT_TRUE(plan.ok());
+  Snapshot snap = HostSnapshot();
+  snap.samples[0].vgpus.clear();  // a lost board is not read
+  snap.samples[0].state = GpuState::kLost;
+  std::ostringstream out;
+  Status status = RunQueryLoop(
+      *plan, [&snap] { return Result<SnapshotPtr>(std::make_shared<Snapshot>(snap)); },
+      [](auto) { return false; }, out);
+  EXPECT_EQ(ExitFor(status), Exit::kGpuLost) << status.message();
 }
 
 }  // namespace
