@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "cli/agent_source.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
 #include "collect/selection.h"
@@ -21,7 +22,8 @@ enum class Opt {
   kFile,
   kHelp,
   kHelpGpu,
-  kHelpApps
+  kHelpApps,
+  kAgent,  // --agent and its TLS/auth options (cli/agent_source.h)
 };
 
 struct OptionSpec {
@@ -42,6 +44,12 @@ constexpr OptionSpec kOptions[] = {
     {"-h", "--help", Opt::kHelp, OptionSpec::kNone},
     {"", "--help-query-gpu", Opt::kHelpGpu, OptionSpec::kNone},
     {"", "--help-query-compute-apps", Opt::kHelpApps, OptionSpec::kNone},
+    {"", "--agent", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--ca-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--cert-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--key-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--basic-auth-user", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--basic-auth-password-file", Opt::kAgent, OptionSpec::kRequired},
 };
 
 // nvidia-smi's -l without a number loops every 5 seconds.
@@ -122,6 +130,11 @@ Status Apply(Opt opt, std::string_view flag, std::string_view value, QueryArgs* 
     case Opt::kHelpApps:
       out->help = QueryArgs::Help::kAppFields;
       break;
+    case Opt::kAgent: {
+      std::string name(flag.substr(0, flag.find('=')));
+      out->agent.Take(Option{name, std::string(value), false, std::string(flag)});
+      break;
+    }
   }
   return Status::Ok();
 }
@@ -173,6 +186,7 @@ Result<QueryArgs> ParseQueryArgs(const std::vector<std::string>& args) {
     GPUSCOPE_RETURN_IF_ERROR(Apply(spec->opt, arg, value.value_or(""), &out));
   }
   if (out.help != QueryArgs::Help::kNone) return out;
+  GPUSCOPE_RETURN_IF_ERROR(out.agent.Check());
   if (out.gpu_fields.empty() == out.app_fields.empty()) {
     return Status::InvalidArgument(
         "gpuscope query needs exactly one of --query-gpu=FIELDS or --query-compute-apps=FIELDS.");
@@ -209,7 +223,7 @@ std::string QueryUsage() {
          "  --simulate NAME|PATH               run on the simulator with this scenario\n"
          "  --help-query-gpu                   list the --query-gpu fields\n"
          "  --help-query-compute-apps          list the --query-compute-apps fields\n" +
-         std::string(kSimMomentHelp);
+         AgentOptionHelp("the values") + kSimMomentHelp;
 }
 
 }  // namespace gpuscope::cli

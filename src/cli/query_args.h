@@ -1,7 +1,8 @@
 // Argument parsing for `gpuscope query`, in nvidia-smi's syntax:
 // `--query-gpu=F,..`, `--query-compute-apps=F,..`, `--format=csv[,noheader]
 // [,nounits]`, `-l [N]`/`--loop=N`, `-lms N`/`--loop-ms=N`, `-i ID`/`--id=ID`
-// (index, UUID or PCI bus id; comma list), `-f FILE`/`--filename=FILE`.
+// (index, UUID or PCI bus id; comma list), `-f FILE`/`--filename=FILE`, and
+// `--agent URL` with its TLS/auth options (cli/agent_source.h).
 // Long options take `--opt=value` or `--opt value`; short ones `-o value` or
 // `-o=value`. CLI11 does not fit `-lms`, hence this small parser.
 // Thread safety: pure functions.
@@ -14,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/agent_source.h"
 #include "cli/query_format.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
@@ -27,6 +29,7 @@ struct QueryArgs {
   std::optional<std::chrono::milliseconds> loop;  // nullopt: print once
   std::vector<std::string> ids;                   // -i items, split at commas
   std::string filename;                           // -f; empty: stdout
+  AgentOption agent;                              // --agent URL: the agent's snapshot
   enum class Help { kNone, kUsage, kGpuFields, kAppFields } help = Help::kNone;
 };
 
