@@ -22,7 +22,8 @@ commands with it too (process names name a GPU's workload in both).
   JSON, another version, a wrong type, escape sequences in a name) is a clear
   error or comes out terminal-safe, never a crash; an agent without the
   endpoint (404) says to upgrade it (exit 21);
-- every read command's --help shows --agent.
+- every read command's --help shows --agent; query -l polls the agent; TLS and
+  basic auth as health's (a missing CA or password exits 21).
 
 Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR; tmux for the live test. ~25 s.
 """
@@ -41,7 +42,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, clean_env,  # noqa: E402
-                             free_port, main, run)
+                             free_port, main, need_tool, run)
+from test_serve_tls import bcrypt, make_ca, make_cert, write  # noqa: E402
 
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
 LOCAL = ["--simulate", "mixed-node", "--process-names"]
@@ -181,6 +183,46 @@ class SnapshotParityTest(unittest.TestCase):
                      ["health", "--help"], ["diagnose", "--help"], ["report", "--help"]):
             code, out, _ = run(args)
             check(code == 0 and "--agent URL" in out, "%s: no --agent in\n%s" % (args, out))
+
+
+class PollingAndTlsTest(unittest.TestCase):
+    def test_query_loop_polls_the_agent(self):
+        with Serve(["--simulate", "mixed-node", "-c", "100"], env=FROZEN) as agent:
+            agent.wait_healthy()
+            p = subprocess.Popen([GPUSCOPE, "query", "--query-gpu=index", "--format=csv",
+                                  "-lms", "200", "--agent", agent.base],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=clean_env())
+            time.sleep(1.5)
+            p.send_signal(2)
+            out, err = p.communicate(timeout=10)
+            blocks = out.count("\n0\n") + out.startswith("0\n")
+            check(p.returncode == 0 and out.count("index") == 1 and blocks >= 3,
+                  (p.returncode, out, err))
+
+    def test_tls_and_basic_auth(self):
+        need_tool("openssl", "openssl")
+        need_tool("htpasswd", "apache2-utils")
+        d = tempfile.mkdtemp(prefix="gpuscope-remote-tls-")
+        ca_key, ca = make_ca(d, "ca")
+        key, cert = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
+        pw = write(os.path.join(d, "pw"), "s3cret\n")
+        web = write(os.path.join(d, "web.yml"),
+                    "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                    "basic_auth_users:\n  ops: '%s'\n" % (cert, key, bcrypt("ops", "s3cret")))
+        auth = ["--basic-auth-user", "ops", "--basic-auth-password-file", pw]
+        with Serve(["--simulate", "mixed-node", "-c", "100", "--process-names",
+                    "--web-config-file", web], env=FROZEN, scheme="https") as agent:
+            for args in ([], ["-L"], ["query", "--query-gpu=index,name,power.draw"]):
+                there = run(args + ["--agent", agent.base, "--ca-file", ca] + auth)
+                here = run(args + LOCAL, env=FROZEN)
+                check(there == here, (args, here, there))
+            code, out, err = run(["-L", "--agent", agent.base] + auth)  # no CA: not trusted
+            check(code == 21 and out == "" and agent.base in err, (code, out, err))
+            code, out, err = run(["-L", "--agent", agent.base, "--ca-file", ca])  # no password
+            check(code == 21 and out == "" and "401" in err, (code, out, err))
+            code, out, err = run(["-L", "--ca-file", ca])
+            check(code == 2 and "go with --agent" in err, (code, err))
 
 
 class AgentWithoutNamesTest(unittest.TestCase):
