@@ -146,7 +146,9 @@ std::string Usage() {
       "  --at DURATION         the scenario moment on the simulator (see below)\n"
       "\nRead commands (the summary, query, -L, top, health, diagnose, report) also take\n"
       "  --agent URL           read a running `gpuscope serve` (http(s)://host:9400) instead\n"
-      "                        of NVML here: the same output (docs/cli.md, remote parity)\n";
+      "                        of NVML here: the same output (docs/cli.md, remote parity)\n"
+      "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
+      "  --basic-auth-password-file  TLS and basic auth towards the agent\n";
   return text + kSimMomentHelp + ExitCodeHelp();
 }
 

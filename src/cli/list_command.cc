@@ -55,8 +55,7 @@ Status RunList(Invocation& inv) {
     if ((o.flag == "-h" || o.flag == "--help") && !o.inline_value) {
       help = true;
     } else if (!agent.Take(o)) {
-      return Status::InvalidArgument("Unknown option \"" + o.raw +
-                                     "\" for gpuscope -L; see gpuscope -L --help.");
+      return UnknownOption(o, "list", ListUsage());
     }
     return Status::Ok();
   });

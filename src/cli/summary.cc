@@ -138,11 +138,10 @@ std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& option
 Status RunSummary(Invocation& inv) {
   AgentOption agent;
   Status parsed = ForEachOption(inv.args, "", kAgentValueFlags, [&](const Option& o) -> Status {
-    if (!agent.Take(o)) {
-      return Status::InvalidArgument("Unexpected argument \"" + o.raw +
-                                     "\"; run gpuscope --help for the commands.");
-    }
-    return Status::Ok();
+    if (agent.Take(o)) return Status::Ok();
+    if (o.flag.starts_with("-")) return UnknownOption(o, "", Usage());
+    return Status::InvalidArgument("Unexpected argument \"" + o.raw +
+                                   "\"; run gpuscope --help for the commands.");
   });
   if (!parsed.ok()) return parsed;
   Result<std::unique_ptr<Node>> node = OpenNode(inv.common, agent);

@@ -208,6 +208,23 @@ TEST(CliRemoteSnapshot, AgentOptionsAreUsageErrorsWithoutAgent) {
   status = FindCommand(sim->command)->run(*sim);
   EXPECT_EQ(status.code(), Status::Code::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("do not go with --agent"));
+  // A typo of the agent options gets the one message, with the near miss.
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-L", "--agnt", "x"},
+            "Unknown option \"--agnt\" for gpuscope list; did you mean --agent?"},
+           {{"--agent", "http://h:1", "--ca-fil", "x"},
+            "Unknown option \"--ca-fil\" for gpuscope; did you mean --ca-file?"},
+           {{"top", "--agent", "http://h:1", "--basic-auth-usr", "x"},
+            "did you mean "
+            "--basic-auth-user?"}}) {
+    Result<Invocation> typo = ParseCommandLine(args);
+    ASSERT_TRUE(typo.ok());
+    typo->out = &out;
+    typo->err = &err;
+    status = FindCommand(typo->command)->run(*typo);
+    EXPECT_EQ(status.code(), Status::Code::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr(message));
+  }
 }
 
 }  // namespace
