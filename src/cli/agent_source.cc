@@ -3,7 +3,6 @@
 #include <utility>
 
 #include "cli/exit_codes.h"
-#include "collect/selection.h"
 
 namespace gpuscope::cli {
 
@@ -77,20 +76,15 @@ Result<std::unique_ptr<Node>> OpenNode(const CommonOptions& common, const AgentO
   return std::unique_ptr<Node>(std::move(*node));
 }
 
-Result<SnapshotPtr> KeepDevices(const SnapshotPtr& snapshot, const std::string& ids) {
-  if (ids.empty()) return snapshot;
-  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
-  if (!selection.ok()) return selection.status();
-  Result<std::vector<std::size_t>> slots = collect::SelectDevices(snapshot->gpus, *selection);
-  if (!slots.ok()) return slots.status();
-  auto kept = std::make_shared<Snapshot>(*snapshot);
+SnapshotPtr KeepSlots(const Snapshot& snapshot, const std::vector<std::size_t>& slots) {
+  auto kept = std::make_shared<Snapshot>(snapshot);
   kept->gpus.clear();
   kept->samples.clear();
-  for (std::size_t slot : *slots) {
-    kept->gpus.push_back(snapshot->gpus[slot]);
-    kept->samples.push_back(snapshot->samples[slot]);
+  for (std::size_t slot : slots) {
+    kept->gpus.push_back(snapshot.gpus[slot]);
+    kept->samples.push_back(snapshot.samples[slot]);
   }
-  return SnapshotPtr(std::move(kept));
+  return kept;
 }
 
 }  // namespace gpuscope::cli

@@ -66,8 +66,8 @@ class AgentNode : public Node {
 // The local Node, or the agent's when `agent` names one.
 Result<std::unique_ptr<Node>> OpenNode(const CommonOptions& common, const AgentOption& agent);
 
-// A copy of `snapshot` with only the devices `ids` (nvidia-smi syntax) select,
-// as a local sampler with -i would have them.
-Result<SnapshotPtr> KeepDevices(const SnapshotPtr& snapshot, const std::string& ids);
+// A copy of `snapshot` with only the devices at `slots` (positions in
+// Snapshot::gpus, as collect::SelectDevices gives them for -i).
+SnapshotPtr KeepSlots(const Snapshot& snapshot, const std::vector<std::size_t>& slots);
 
 }  // namespace gpuscope::cli

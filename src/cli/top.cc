@@ -134,7 +134,7 @@ Result<SnapshotPtr> AgentFrame(AgentNode& agent, const TopArgs& args, FrameOptio
     verdicts.push_back(slot < frame.verdicts.size() ? frame.verdicts[slot] : "");
   }
   frame.verdicts = std::move(verdicts);
-  return KeepDevices(*snapshot, args.ids);
+  return KeepSlots(**snapshot, *slots);
 }
 
 // `top --agent URL`: the same frames from the agent's snapshots, fetched
