@@ -150,28 +150,15 @@ json SampleJson(const GpuSample& s, bool names) {
           {"call_errors", std::move(call_errors)}};
 }
 
+// Whose work each device and process serves: what the renderers show. The
+// sources' states and errors (paths, API server answers) stay on the agent's
+// /metrics and logs.
 json AttributionJson(const Attribution& a) {
   json holders = json::object();
   for (const auto& [key, list] : a.holders) holders[key] = list;
   json processes = json::object();
   for (const auto& [pid, holder] : a.processes) processes[std::to_string(pid)] = holder;
-  json sources = json::array();
-  for (const AttributionSource& s : a.sources) {
-    sources.push_back({{"name", s.name},
-                       {"up", s.up},
-                       {"error", s.error},
-                       {"failures", Opt(s.failures)},
-                       {"conflicts_total", s.conflicts_total}});
-  }
-  json conflicts = json::array();
-  for (const AttributionConflict& c : a.conflicts) {
-    conflicts.push_back(
-        {{"source", c.source}, {"job", c.job}, {"named", c.named}, {"found", c.found}});
-  }
-  return {{"holders", std::move(holders)},
-          {"processes", std::move(processes)},
-          {"sources", std::move(sources)},
-          {"conflicts", std::move(conflicts)}};
+  return {{"holders", std::move(holders)}, {"processes", std::move(processes)}};
 }
 
 // ---- reading ----
@@ -413,21 +400,7 @@ Status ReadAttribution(const json& j, Attribution& a) {
       return Status::InvalidArgument("the holder of pid " + key + " is malformed");
     }
   }
-  GPUSCOPE_RETURN_IF_ERROR(EachOf(j, "sources", [&a](const json& s) -> Status {
-    AttributionSource& source = a.sources.emplace_back();
-    GPUSCOPE_RETURN_IF_ERROR(Take(s, "name", source.name));
-    GPUSCOPE_RETURN_IF_ERROR(Take(s, "up", source.up));
-    GPUSCOPE_RETURN_IF_ERROR(Take(s, "error", source.error));
-    GPUSCOPE_RETURN_IF_ERROR(Take(s, "failures", source.failures));
-    return Take(s, "conflicts_total", source.conflicts_total);
-  }));
-  return EachOf(j, "conflicts", [&a](const json& c) -> Status {
-    AttributionConflict& conflict = a.conflicts.emplace_back();
-    GPUSCOPE_RETURN_IF_ERROR(Take(c, "source", conflict.source));
-    GPUSCOPE_RETURN_IF_ERROR(Take(c, "job", conflict.job));
-    GPUSCOPE_RETURN_IF_ERROR(Take(c, "named", conflict.named));
-    return Take(c, "found", conflict.found);
-  });
+  return Status::Ok();
 }
 
 Status ReadBody(const json& j, RemoteSnapshot& out) {

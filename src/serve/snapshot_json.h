@@ -5,12 +5,15 @@
 //
 //   {"version": 1, "agent": {...}, "sequence": ..., "system": {...},
 //    "devices": [{"info": {...}, "sample": {"values": {"gpu_util": 97, ...}}}],
-//    "attribution": {...} | null, "verdicts": ["", ...]}
+//    "attribution": {"holders": {...}, "processes": {...}} | null,
+//    "verdicts": ["", ...]}
 //
 // Values are keyed by the catalog's stable keys (MetricDef::key), present
 // values only; a key this build does not know is skipped (a newer agent).
 // Process names leave the host only with the agent's --process-names, as in
 // /api/v1/gpus; without it each name is "" and agent.process_names is false.
+// Attribution is its holders per device and per process; the sources' states
+// and errors stay on the agent (/metrics, logs).
 //
 // The parser takes text from the network: it checks the shape first
 // (base::JsonShapeProblem), never lets nlohmann throw or convert, bounds every

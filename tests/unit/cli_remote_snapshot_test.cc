@@ -45,7 +45,7 @@ SnapshotPtr SimulatedSnapshot() {
     attribution->holders[Attribution::DeviceKey(gpu)] = {{"ml", "train-0", "main", "", "train"}};
   }
   attribution->processes[3100] = {"ml", "train-0", "main", "4242", "train"};
-  attribution->sources.push_back({"kubelet", true, "", 2, 1});
+  attribution->sources.push_back({"kubelet", false, "dial /var/lib/kubelet/secret.sock", 2, 1});
   copy->attribution = std::move(attribution);
   return copy;
 }
@@ -114,7 +114,7 @@ TEST(CliRemoteSnapshot, EveryRendererPrintsTheSameBytes) {
   EXPECT_THAT(RenderFrame(remote, screen), HasSubstr("thermal throttling"));
 }
 
-TEST(CliRemoteSnapshot, ProcessNamesStayOnTheHostWithoutProcessNames) {
+TEST(CliRemoteSnapshot, ProcessNamesAndSourceErrorsStayOnTheHost) {
   SnapshotPtr here = SimulatedSnapshot();
   serve::RemoteSnapshot there = RoundTrip(*here, /*names=*/false);
   ASSERT_TRUE(there.snapshot);
@@ -128,6 +128,8 @@ TEST(CliRemoteSnapshot, ProcessNamesStayOnTheHostWithoutProcessNames) {
   }
   EXPECT_GT(processes, 0u);
   EXPECT_THAT(serve::SnapshotJson(*here, {}, {}), Not(HasSubstr("tritonserver")));
+  // The attribution sources' errors stay on the agent (its /metrics and log).
+  EXPECT_THAT(serve::SnapshotJson(*here, {}, {}), Not(HasSubstr("secret.sock")));
 }
 
 TEST(CliRemoteSnapshot, NonFiniteValuesAreAbsentNotNull) {
