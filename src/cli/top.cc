@@ -29,21 +29,12 @@ constexpr const char* kClearScreen = "\x1b[H\x1b[2J";
 constexpr double kVerdictEverySeconds = 5;
 constexpr double kOnceGapSeconds = 0.5;
 
-// The most confident finding of each GPU over the sampler's window.
+// The most confident finding of each GPU over the sampler's window (the
+// agent's /api/v1/snapshot gives its own the same way).
 std::vector<std::string> Verdicts(const Snapshot& snapshot, const Window& window) {
   analysis::RunOptions options;
-  std::vector<std::string> out(snapshot.gpus.size());
-  for (const analysis::GpuDiagnosis& d : analysis::RunDiagnose(snapshot, window, options)) {
-    if (d.slot >= out.size()) continue;
-    if (!d.findings.empty()) {
-      out[d.slot] = d.findings.front().verdict;
-    } else if (d.span_seconds < options.diagnose.min_span_seconds) {
-      out[d.slot] = "(gathering: needs " +
-                    std::to_string(static_cast<int>(options.diagnose.min_span_seconds)) +
-                    " s of samples)";
-    }
-  }
-  return out;
+  return serve::TopVerdicts(analysis::RunDiagnose(snapshot, window, options), snapshot.gpus.size(),
+                            options.diagnose.min_span_seconds);
 }
 
 collect::SamplerOptions MakeSamplerOptions(const std::string& library, const TopArgs& args) {
