@@ -16,7 +16,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
   targets=(counters web_config scenario settings escaper otlp prom_answer agent_answer
-           resource_slices)
+           resource_slices snapshot_answer)
 fi
 
 failed=()

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
+#include "cli/agent_source.h"
 #include "cli/baseline_command.h"
 #include "cli/diagnose_command.h"
 #include "cli/docs_command.h"
@@ -64,6 +65,13 @@ bool IsQueryFlag(std::string_view arg) {
   return arg.starts_with("--query-") || arg.starts_with("--help-query-");
 }
 
+// --agent and its TLS/auth options (cli/agent_source.h), as --flag or --flag=value.
+bool IsAgentFlag(std::string_view arg) {
+  const std::string_view flag = arg.substr(0, arg.find('='));
+  return std::find(kAgentValueFlags.begin(), kAgentValueFlags.end(), flag) !=
+         kAgentValueFlags.end();
+}
+
 }  // namespace
 
 std::span<const Command> Commands() { return kCommands; }
@@ -91,6 +99,8 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
       inv.command = "version";
     } else if (first == "-L" || first == "--list-gpus") {
       inv.command = "list";  // nvidia-smi -L
+    } else if (IsAgentFlag(first)) {
+      inv.command = "";  // `gpuscope --agent URL`: the summary of an agent
     } else if (IsQueryFlag(first)) {
       inv.command = "query";  // nvidia-smi style: every argument is query's
     } else if (is_word) {
@@ -98,7 +108,7 @@ Result<Invocation> ParseCommandLine(const std::vector<std::string>& argv) {
     } else {
       return Status::InvalidArgument(UnknownOptionMessage(first, "", FlagsInHelp(Usage())));
     }
-    if (is_word || inv.command != "query") {
+    if (is_word || (inv.command != "query" && !inv.command.empty())) {
       inv.args.erase(inv.args.begin());
       // The first argument left by ExtractCommonOptions is the first one in
       // argv that is neither a common option nor its value.
@@ -133,7 +143,12 @@ std::string Usage() {
       "  --nvml-lib PATH       NVML library to load (env GPUSCOPE_NVML_LIB; default "
       "libnvidia-ml.so.1)\n"
       "  --simulate NAME|PATH  run on the NVML simulator with this scenario\n"
-      "  --at DURATION         the scenario moment on the simulator (see below)\n";
+      "  --at DURATION         the scenario moment on the simulator (see below)\n"
+      "\nRead commands (the summary, query, -L, top, health, diagnose, report) also take\n"
+      "  --agent URL           read a running `gpuscope serve` (http(s)://host:9400) instead\n"
+      "                        of NVML here: the same output (docs/cli.md, remote parity)\n"
+      "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
+      "  --basic-auth-password-file  TLS and basic auth towards the agent\n";
   return text + kSimMomentHelp + ExitCodeHelp();
 }
 

@@ -3,7 +3,9 @@
 #include <cstdio>
 #include <ostream>
 
+#include "cli/agent_source.h"
 #include "cli/node.h"
+#include "cli/options.h"
 #include "cli/sim_clock.h"
 
 namespace gpuscope::cli {
@@ -13,10 +15,12 @@ std::string Known(const std::string& text) { return text.empty() ? "[N/A]" : tex
 
 std::string ListUsage() {
   return std::string(
-             "Usage: gpuscope -L   (also --list-gpus, or gpuscope list)\n"
+             "Usage: gpuscope -L [--agent URL [TLS, auth]]   (also --list-gpus, or gpuscope "
+             "list)\n"
              "Every GPU with its UUID, MIG devices indented below their GPU, as nvidia-smi -L\n"
-             "prints them. A lost GPU fails the command after the others are listed.\n") +
-         kSimMomentHelp;
+             "prints them. A lost GPU fails the command (exit 15) after the others are "
+             "listed.\n\n") +
+         AgentOptionHelp("the GPUs") + kSimMomentHelp;
 }
 
 }  // namespace
@@ -45,27 +49,28 @@ std::string FormatGpuList(const Snapshot& snapshot) {
 }
 
 Status RunList(Invocation& inv) {
-  for (const std::string& arg : inv.args) {
-    if (arg == "-h" || arg == "--help") {
-      *inv.out << ListUsage();
-      return Status::Ok();
+  AgentOption agent;
+  bool help = false;
+  Status parsed = ForEachOption(inv.args, "-L", kAgentValueFlags, [&](const Option& o) -> Status {
+    if ((o.flag == "-h" || o.flag == "--help") && !o.inline_value) {
+      help = true;
+    } else if (!agent.Take(o)) {
+      return UnknownOption(o, "list", ListUsage());
     }
-    return Status::InvalidArgument("Unknown option \"" + arg +
-                                   "\" for gpuscope -L; see gpuscope -L --help.");
+    return Status::Ok();
+  });
+  if (!parsed.ok()) return parsed;
+  if (help) {
+    *inv.out << ListUsage();
+    return Status::Ok();
   }
-  Result<std::unique_ptr<Node>> node = Node::Open(inv.common);
+  Result<std::unique_ptr<Node>> node = OpenNode(inv.common, agent);
   if (!node.ok()) return node.status();
   Result<SnapshotPtr> snapshot = (*node)->Sample();
   if (!snapshot.ok()) return snapshot.status();
   *inv.out << FormatGpuList(**snapshot);
-  const Snapshot& s = **snapshot;
-  for (std::size_t i = 0; i < s.gpus.size() && i < s.samples.size(); ++i) {
-    if (s.samples[i].state == GpuState::kLost && !s.gpus[i].is_mig()) {
-      return Status::Unavailable("GPU " + std::to_string(s.gpus[i].index) +
-                                 " is lost: " + s.samples[i].state_reason);
-    }
-  }
-  return Status::Ok();
+  // A lost GPU fails -L as every command (exit 15), after the others are listed.
+  return LostGpus(**snapshot);
 }
 
 }  // namespace gpuscope::cli

@@ -5,7 +5,8 @@
 //     MIG 3g.40gb     Device  0: (UUID: MIG-...)
 //
 // A lost GPU is listed by what is known of it and fails the command
-// (Unavailable, naming it), after the others are printed.
+// (GpuLost, exit 15, naming it), after the others are printed. With --agent URL
+// the list is the agent's (cli/agent_source.h).
 //
 // Thread safety: runs on main's thread; FormatGpuList is pure.
 #pragma once

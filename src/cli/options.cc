@@ -23,8 +23,10 @@ Status ForEachOption(const std::vector<std::string>& args, std::string_view comm
         std::find(value_flags.begin(), value_flags.end(), option.flag) != value_flags.end();
     if (takes_value && !option.inline_value) {
       if (i + 1 >= args.size()) {
+        // The summary is the command without a name: "see gpuscope --help".
+        const std::string named = command.empty() ? "" : std::string(command) + " ";
         return Status::InvalidArgument("Option " + option.flag + " needs a value; see gpuscope " +
-                                       std::string(command) + " --help.");
+                                       named + "--help.");
       }
       option.value = args[++i];
     }

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "cli/agent_source.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
 #include "collect/selection.h"
@@ -24,7 +25,8 @@ enum class Opt {
   kHelpGpu,
   kHelpApps,
   kHelpVgpu,
-  kVgpuDetail
+  kVgpuDetail,
+  kAgent,  // --agent and its TLS/auth options (cli/agent_source.h)
 };
 
 struct OptionSpec {
@@ -48,6 +50,12 @@ constexpr OptionSpec kOptions[] = {
     {"", "--help-query-compute-apps", Opt::kHelpApps, OptionSpec::kNone},
     {"", "--help-query-vgpu", Opt::kHelpVgpu, OptionSpec::kNone},
     {"-q", "--query", Opt::kVgpuDetail, OptionSpec::kNone},
+    {"", "--agent", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--ca-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--cert-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--key-file", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--basic-auth-user", Opt::kAgent, OptionSpec::kRequired},
+    {"", "--basic-auth-password-file", Opt::kAgent, OptionSpec::kRequired},
 };
 
 // nvidia-smi's -l without a number loops every 5 seconds.
@@ -137,6 +145,11 @@ Status Apply(Opt opt, std::string_view flag, std::string_view value, QueryArgs* 
     case Opt::kVgpuDetail:
       out->vgpu_detail = true;
       break;
+    case Opt::kAgent: {
+      std::string name(flag.substr(0, flag.find('=')));
+      out->agent.Take(Option{name, std::string(value), false, std::string(flag)});
+      break;
+    }
   }
   return Status::Ok();
 }
@@ -192,6 +205,7 @@ Result<QueryArgs> ParseQueryArgs(const std::vector<std::string>& args) {
     GPUSCOPE_RETURN_IF_ERROR(Apply(spec->opt, arg, value.value_or(""), &out));
   }
   if (out.help != QueryArgs::Help::kNone) return out;
+  GPUSCOPE_RETURN_IF_ERROR(out.agent.Check());
   const int lists = !out.gpu_fields.empty() + !out.app_fields.empty() + !out.vgpu_fields.empty();
   if (out.vgpu_detail && (!out.vgpu_table || lists != 0)) {
     return Status::InvalidArgument("-q goes with the word vgpu alone: gpuscope query vgpu -q.");
@@ -239,7 +253,7 @@ std::string QueryUsage() {
          "  -q, --query                        with vgpu: each instance in detail (nvidia-smi vgpu "
          "-q)\n"
          "  --help-query-vgpu                  list the --query-vgpu fields (vGPU host)\n" +
-         std::string(kSimMomentHelp);
+         AgentOptionHelp("the values") + kSimMomentHelp;
 }
 
 }  // namespace gpuscope::cli

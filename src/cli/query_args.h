@@ -2,7 +2,8 @@
 // `--query-gpu=F,..`, `--query-compute-apps=F,..`, `--query-vgpu=F,..` or the
 // word `vgpu` (nvidia-smi vgpu's table; query_vgpu.h), `--format=csv[,noheader]
 // [,nounits]`, `-l [N]`/`--loop=N`, `-lms N`/`--loop-ms=N`, `-i ID`/`--id=ID`
-// (index, UUID or PCI bus id; comma list), `-f FILE`/`--filename=FILE`.
+// (index, UUID or PCI bus id; comma list), `-f FILE`/`--filename=FILE`, and
+// `--agent URL` with its TLS/auth options (cli/agent_source.h).
 // Long options take `--opt=value` or `--opt value`; short ones `-o value` or
 // `-o=value`. CLI11 does not fit `-lms`, hence this small parser.
 // Thread safety: pure functions.
@@ -15,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "cli/agent_source.h"
 #include "cli/query_format.h"
 #include "gpuscope/snapshot.h"
 #include "gpuscope/status.h"
@@ -31,6 +33,7 @@ struct QueryArgs {
   std::optional<std::chrono::milliseconds> loop;  // nullopt: print once
   std::vector<std::string> ids;                   // -i items, split at commas
   std::string filename;                           // -f; empty: stdout
+  AgentOption agent;                              // --agent URL: the agent's snapshot
   enum class Help { kNone, kUsage, kGpuFields, kAppFields, kVgpuFields } help = Help::kNone;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "cli/agent_source.h"
 #include "cli/node.h"
 #include "cli/query_help.h"
 #include "cli/stop.h"
@@ -41,12 +42,39 @@ Status PrintOnce(const QueryPlan& plan, const Snapshot& snapshot, bool header, s
   return LostGpus(snapshot, *gpus);
 }
 
-Status Execute(const QueryPlan& plan, const CommonOptions& common, std::ostream& out) {
-  Result<std::unique_ptr<Node>> node = Node::Open(common);
+// What an agent's snapshot cannot answer: process names it keeps on its host
+// (without --process-names), processes it does not read. nvidia-smi would print
+// them, so an [N/A] would be a wrong answer: the field is named instead (exit 3).
+Status CheckAgentServes(const QueryPlan& plan, const AgentNode& agent) {
+  const serve::SnapshotAgent& facts = agent.last().agent;
+  for (const AppField* field : plan.app_fields) {
+    if (!facts.processes_read) {
+      return Status::NotSupported("--query-compute-apps: the gpuscope agent at " + agent.url() +
+                                  " does not read processes; run query on the node itself");
+    }
+    if (field->name == "process_name" && !facts.process_names) {
+      return Status::NotSupported(
+          "--query-compute-apps=process_name: the gpuscope agent at " + agent.url() +
+          " keeps process names on its host (they leave it only when it runs with "
+          "--process-names); ask for pid, or run query on the node itself");
+    }
+  }
+  return Status::Ok();
+}
+
+Status Execute(const QueryPlan& plan, const CommonOptions& common, const AgentOption& agent,
+               std::ostream& out) {
+  Result<std::unique_ptr<Node>> node = OpenNode(common, agent);
   if (!node.ok()) return node.status();
   if (plan.loop) InstallStopHandlers();
-  return RunQueryLoop(
-      plan, [&node] { return (*node)->Sample(); }, SleepUntil, out);
+  // With --agent, -l polls the agent at the interval.
+  auto source = [&node, &plan, &agent]() -> Result<SnapshotPtr> {
+    Result<SnapshotPtr> snapshot = (*node)->Sample();
+    if (!snapshot.ok() || !agent.remote()) return snapshot;
+    GPUSCOPE_RETURN_IF_ERROR(CheckAgentServes(plan, static_cast<const AgentNode&>(**node)));
+    return snapshot;
+  };
+  return RunQueryLoop(plan, source, SleepUntil, out);
 }
 
 }  // namespace
@@ -117,12 +145,12 @@ Status RunQuery(Invocation& inv) {
   }
   Result<QueryPlan> plan = PlanQuery(*args);
   if (!plan.ok()) return plan.status();
-  if (args->filename.empty()) return Execute(*plan, inv.common, *inv.out);
+  if (args->filename.empty()) return Execute(*plan, inv.common, args->agent, *inv.out);
   std::ofstream file(args->filename, std::ios::out | std::ios::trunc);
   if (!file) {
     return Status::NotFound("Cannot open " + args->filename + " for writing.");
   }
-  return Execute(*plan, inv.common, file);
+  return Execute(*plan, inv.common, args->agent, file);
 }
 
 }  // namespace gpuscope::cli

@@ -111,6 +111,7 @@ Status Configure(Invocation& inv, Service& s) {
   const std::string scenario = ScenarioName(s.config.nvml, Env);
   const bool simulated = !scenario.empty();
   agent.source = simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
+  agent.scenario = scenario;
   agent.frozen_time = FrozenTime(simulated);
   return Status::Ok();
 }

@@ -6,7 +6,9 @@
 #include <ostream>
 
 #include "base/text.h"
+#include "cli/agent_source.h"
 #include "cli/node.h"
+#include "cli/options.h"
 #include "cli/query_format.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/version.h"
@@ -134,16 +136,22 @@ std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& option
 }
 
 Status RunSummary(Invocation& inv) {
-  if (!inv.args.empty()) {
-    return Status::InvalidArgument("Unexpected argument \"" + inv.args.front() +
+  AgentOption agent;
+  Status parsed = ForEachOption(inv.args, "", kAgentValueFlags, [&](const Option& o) -> Status {
+    if (agent.Take(o)) return Status::Ok();
+    if (o.flag.starts_with("-")) return UnknownOption(o, "", Usage());
+    return Status::InvalidArgument("Unexpected argument \"" + o.raw +
                                    "\"; run gpuscope --help for the commands.");
-  }
-  Result<std::unique_ptr<Node>> node = Node::Open(inv.common);
+  });
+  if (!parsed.ok()) return parsed;
+  Result<std::unique_ptr<Node>> node = OpenNode(inv.common, agent);
   if (!node.ok()) return node.status();
   Result<SnapshotPtr> snapshot = (*node)->Sample();
   if (!snapshot.ok()) return snapshot.status();
   SummaryOptions options{(*node)->simulated(), (*node)->scenario()};
-  *inv.out << FormatSummary(*Attribute(inv.common, *snapshot), options);
+  // An agent's snapshot carries its own attribution.
+  *inv.out << FormatSummary(agent.remote() ? **snapshot : *Attribute(inv.common, *snapshot),
+                            options);
   return LostGpus(**snapshot);
 }
 

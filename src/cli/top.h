@@ -9,7 +9,8 @@
 // the terminal (80x24 holds 8 GPUs: a row each, the selected one's details
 // below); q, Q or Esc quit, j/k and the arrows select (cli/top_terminal.h).
 // --once prints the full frame (a block per GPU) without clearing and exits.
-// q, SIGINT and SIGTERM restore the terminal and exit 0.
+// q, SIGINT and SIGTERM restore the terminal and exit 0. With --agent URL the
+// frames are the agent's snapshots (cli/agent_source.h), fetched every interval.
 //
 // Thread safety: runs on main's thread.
 #pragma once
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/agent_source.h"
 #include "cli/commands.h"
 #include "gpuscope/status.h"
 
@@ -28,6 +30,7 @@ struct TopArgs {
   bool once = false;
   bool color = true;
   bool help = false;
+  AgentOption agent;  // --agent URL: the agent's snapshots, polled every interval
 };
 
 // Parses the arguments after `top` (common options already removed).

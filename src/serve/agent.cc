@@ -129,10 +129,12 @@ Status Agent::Start() {
   Poll();
   SnapshotPtr first = sampler_->SampleOnce();
   RegisterEndpoints(*server_, *exporter_);
-  RegisterWebEndpoints(*server_, *exporter_, sampler_->window(),
-                       {std::string(Version()), options_.source,
-                        MetricSetName(options_.render.metrics), options_.sampler.fast_interval_s,
-                        options_.sampler.window_span_s, options_.render.process_names});
+  RegisterWebEndpoints(
+      *server_, *exporter_, sampler_->window(),
+      {std::string(Version()), options_.source, MetricSetName(options_.render.metrics),
+       options_.sampler.fast_interval_s, options_.sampler.window_span_s,
+       options_.render.process_names, options_.scenario, options_.sampler.read_processes,
+       options_.monitor.diagnose.min_span_seconds});
   const attribution::ServiceOptions& a = options_.attribution;
   RegisterJobsEndpoints(*server_, *jobs_,
                         {.kubelet = a.kubernetes,

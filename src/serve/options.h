@@ -36,6 +36,7 @@ struct AgentOptions {
   double stale_after_s = 3;   // /health turns 503 past this cycle age
   double xid_window_s = 300;  // the event thread's XID window
   std::string source;         // what is watched, for logs and the web page
+  std::string scenario;       // the simulator's scenario ("" off it), for /api/v1/snapshot
   // Pod and job labels (attribution/service.h): the kubelet with -k, the
   // mapping directory when given, Slurm cgroups always.
   attribution::ServiceOptions attribution;

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "http/gzip.h"
+#include "serve/snapshot_json.h"
 #include "web/assets.h"
 #include "web/params.h"
 
@@ -91,6 +92,20 @@ void RegisterWebEndpoints(http::Server& server, const Exporter& exporter, const 
     if (!params.ok()) return Error(params);
     CyclePtr cycle = exporter.Current();
     return cycle ? JsonResponse(request, web::GpusJson(cycle->View(), *info)) : NotYet();
+  });
+  // The snapshot the CLI renders from (gpuscope --agent, query, -L, top).
+  server.Handle("/api/v1/snapshot", [&exporter, info](const http::Request& request) {
+    Status params = web::CheckParameters(request, {});
+    if (!params.ok()) return Error(params);
+    CyclePtr cycle = exporter.Current();
+    if (!cycle) return NotYet();
+    const web::View view = cycle->View();
+    const SnapshotAgent agent{!info->scenario.empty(), info->scenario, info->process_names,
+                              info->processes_read};
+    return JsonResponse(request,
+                        SnapshotJson(*view.snapshot, agent,
+                                     TopVerdicts(view.diagnoses, view.snapshot->gpus.size(),
+                                                 info->min_span_seconds)));
   });
   server.Handle("/api/v1/window", [&exporter, &window, info](const http::Request& request) {
     CyclePtr cycle = exporter.Current();

@@ -44,6 +44,9 @@ struct AgentInfo {
   // --process-names: process names may leave the host. Without it the health
   // and diagnosis answers keep each process's pid and holder, not its name.
   bool process_names = false;
+  std::string scenario;          // the simulator's scenario; "" off the simulator
+  bool processes_read = true;    // the sampler reads running processes
+  double min_span_seconds = 30;  // the diagnosis's shortest window (top's "gathering")
 };
 
 // One application KPI of one device: the totals of a histogram (count and sum

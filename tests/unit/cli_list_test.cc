@@ -7,12 +7,14 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/exit_codes.h"
 #include "cli/list_command.h"
 #include "cli_test_snapshot.h"
 
 namespace gpuscope::cli {
 namespace {
 
+using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
 
@@ -82,8 +84,9 @@ TEST(CliList, ListsTheSimulatedMixedNode) {
 // The GPU that fell off the bus fails the command, after the others.
 TEST(CliList, LostGpuFails) {
   Ran ran = RunArgs({"-L", "--simulate", "fault-drill"});
-  EXPECT_EQ(ran.status.code(), Status::Code::kUnavailable);
-  EXPECT_THAT(ran.status.message(), HasSubstr("GPU 3 is lost"));
+  // Exit 15 as every command (it was 21, "unreachable", before).
+  EXPECT_EQ(ExitFor(ran.status), Exit::kGpuLost) << ran.status.message();
+  EXPECT_THAT(ran.status.message(), ContainsRegex("GPU 3 (\\([0-9A-F:.]+\\) )?is lost"));
   EXPECT_THAT(ran.out, HasSubstr("GPU 7: NVIDIA H100 80GB HBM3 (UUID: GPU-"));
 }
 
