@@ -9,6 +9,7 @@ tests/golden/query/vgpu_*; the table's date and version lines are checked by
 pattern, the rest byte for byte). -i selects boards; a host with no board in
 host vGPU mode (bare metal, a guest) says nvidia-smi's "No supported devices in
 vGPU mode." and exits 3; an unknown field is nvidia-smi's sentence, exit 2.
+Against an agent (`--agent URL`, its /api/v1/snapshot) the same goldens hold.
 
 Env: GPUSCOPE_BUILD_DIR, GPUSCOPE_SOURCE_DIR. GPUSCOPE_UPDATE_GOLDEN=1 rewrites
 the golden files from the current binary. stdlib only.
@@ -18,10 +19,12 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, check, main, sanitizer_report  # noqa: E402
+from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, main,  # noqa: E402
+                             sanitizer_report)
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
@@ -79,9 +82,20 @@ def comparable(name, out):
 
 class QueryVgpuTest(unittest.TestCase):
     def test_goldens(self):
+        self.check_goldens(["--simulate", HOST], FROZEN)
+
+    def test_goldens_through_an_agent(self):
+        if UPDATE:
+            return
+        with Serve(["--simulate", HOST, "-c", "100"], env=FROZEN) as agent:
+            agent.wait_healthy()
+            time.sleep(1.0)  # several cycles: every tier has been read
+            self.check_goldens(["--agent", agent.base], {})
+
+    def check_goldens(self, source, extra_env):
         for name, args in GOLDEN_CASES:
             with self.subTest(name):
-                rc, out, err = run(["query", "--simulate", HOST] + args, FROZEN)
+                rc, out, err = run(["query"] + args + source, extra_env)
                 check(rc == 0 and err == "", "%s: exit %d: %s" % (name, rc, err))
                 got = comparable(name, out)
                 path = os.path.join(GOLDEN_DIR, name)
