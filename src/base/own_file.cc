@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "base/unique_fd.h"
+
 namespace gpuscope::base {
 namespace {
 
@@ -14,34 +16,10 @@ Status Refused(const std::string& path, const std::string& why) {
   return Status::NotFound("cannot write " + path + ": " + why);
 }
 
-// Closes a descriptor at scope exit unless released.
-class FdGuard {
- public:
-  explicit FdGuard(int fd) : fd_(fd) {}
-  ~FdGuard() {
-    if (fd_ >= 0) close(fd_);
-  }
-  FdGuard(const FdGuard&) = delete;
-  FdGuard& operator=(const FdGuard&) = delete;
-  int get() const { return fd_; }
-  void reset(int fd) {
-    if (fd_ >= 0) close(fd_);
-    fd_ = fd;
-  }
-  int release() {
-    const int fd = fd_;
-    fd_ = -1;
-    return fd;
-  }
-
- private:
-  int fd_;
-};
-
 // The directory `dir` (as written in `path`), walked one component at a time
 // so that a symbolic link of another user's is refused rather than followed.
 Result<int> OpenDirectory(const std::string& path, const std::string& dir) {
-  FdGuard at(open(dir.starts_with('/') ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd at(open(dir.starts_with('/') ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   if (at.get() < 0) return Refused(path, std::strerror(errno));
   std::size_t begin = 0;
   while (begin < dir.size()) {
@@ -74,10 +52,10 @@ Result<int> OpenOwnFile(const std::string& path) {
   const std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
   Result<int> dir_fd = OpenDirectory(path, dir);
   if (!dir_fd.ok()) return dir_fd.status();
-  FdGuard at(*dir_fd);
+  UniqueFd at(*dir_fd);
   // O_NONBLOCK: a FIFO planted there must not hang the open.
-  FdGuard fd(openat(at.get(), name.c_str(),
-                    O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
+  UniqueFd fd(openat(at.get(), name.c_str(),
+                     O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0644));
   if (fd.get() < 0) {
     return Refused(path, errno == ELOOP ? "it is a symbolic link" : std::strerror(errno));
   }
@@ -96,7 +74,7 @@ Result<int> OpenOwnFile(const std::string& path) {
 Status WriteOwnFile(const std::string& path, std::string_view text) {
   Result<int> opened = OpenOwnFile(path);
   if (!opened.ok()) return opened.status();
-  FdGuard fd(*opened);
+  UniqueFd fd(*opened);
   std::size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = write(fd.get(), text.data() + done, text.size() - done);
