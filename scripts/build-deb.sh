@@ -80,7 +80,7 @@ gzip -9n "$doc"/*.md
 mkdir -p "$pkg/src/debian" "$root/DEBIAN"
 printf 'Source: gpuscope\n\nPackage: gpuscope\nArchitecture: any\n' >"$pkg/src/debian/control"
 mapfile -t elves < <(find "$root/usr" -type f \( -name gpuscope -o -name '*.so*' \))
-depends=$(cd "$pkg/src" && dpkg-shlibdeps -O -e"${elves[@]}" 2>/dev/null |
+depends=$(cd "$pkg/src" && dpkg-shlibdeps -O "${elves[@]/#/-e}" 2>/dev/null |
           sed -n 's/^shlibs:Depends=//p')
 [ -n "$depends" ] || { echo "build-deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 

@@ -35,7 +35,7 @@ strip --strip-debug "$out"/lib/*.so* 2>/dev/null || true
 cp -L "$build"/sim/libnvidia-ml.so.1 "$out/sim/"
 cp -r "$build/sim/scenarios" "$out/sim/"
 # Check that the copy resolves every library from itself or glibc.
-missing=$(LD_LIBRARY_PATH= ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' || true)
+missing=$(LD_LIBRARY_PATH='' ldd "$out/gpuscope" "$out"/lib/libgpuscope-*.so | grep 'not found' || true)
 if [ -n "$missing" ]; then
   echo "dist: a library is missing from $out/lib:" >&2
   echo "$missing" >&2
@@ -55,4 +55,4 @@ for elf in "$out/gpuscope" "$out"/lib/*.so* "$out"/sim/*.so*; do
     esac
   done <<< "$runpath:"
 done
-echo "dist: $out ($(du -sh "$out" | cut -f1), $(ls "$out/lib" | wc -l) libraries)"
+echo "dist: $out ($(du -sh "$out" | cut -f1), $(find "$out/lib" -mindepth 1 -maxdepth 1 | wc -l) libraries)"

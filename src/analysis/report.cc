@@ -39,22 +39,25 @@ std::string Join(const std::vector<std::string>& items, const char* sep) {
   return out;
 }
 
-// "2026-12-06 05:41:10 UTC, 1m20s before the window's end", or "... (the
-// window's start: it held throughout)".
-std::string SinceText(const Finding& f, double span_seconds) {
-  std::string at = fmt::format("{:%Y-%m-%d %H:%M:%S} UTC",
-                               fmt::gmtime(static_cast<std::time_t>(std::floor(f.since))));
+// "2026-12-06 05:41:10 UTC, 1m20s before the window's end" (on a scenario's
+// clock "4m10s into the scenario, ..."), or "... (the window's start: it held
+// throughout)".
+std::string SinceText(const Finding& f, double span_seconds, bool scenario_clock) {
+  std::string at = scenario_clock
+                       ? Duration(f.since) + " into the scenario"
+                       : fmt::format("{:%Y-%m-%d %H:%M:%S} UTC",
+                                     fmt::gmtime(static_cast<std::time_t>(std::floor(f.since))));
   if (f.since_seconds >= span_seconds - 0.5) {
     return at + ", the window's start: it held throughout";
   }
   return fmt::format("{}, {} before the window's end", at, Duration(f.since_seconds));
 }
 
-void FormatFinding(const Finding& f, double span_seconds, std::string& out) {
+void FormatFinding(const Finding& f, const GpuDiagnosis& d, std::string& out) {
   out += fmt::format("  [{}] confidence {:.2f}{}\n", KindName(f.kind), f.confidence,
                      f.fallback ? " (fallback signals: no GPM)" : "");
   out += "    " + f.verdict + "\n";
-  out += "    since: " + SinceText(f, span_seconds) + "\n";
+  out += "    since: " + SinceText(f, d.span_seconds, d.scenario_clock) + "\n";
   std::vector<std::string> ev;
   for (const Evidence& e : f.evidence) ev.push_back(EvidenceLine(e));
   out += "    evidence: " + Join(ev, "; ") + "\n";
@@ -62,7 +65,7 @@ void FormatFinding(const Finding& f, double span_seconds, std::string& out) {
   out += "    action: " + f.action + "\n";
 }
 
-nlohmann::json FindingJson(const Finding& f) {
+nlohmann::json FindingJson(const Finding& f, bool scenario_clock) {
   nlohmann::json j = {{"kind", KindName(f.kind)},
                       {"confidence", f.confidence},
                       {"fallback", f.fallback},
@@ -79,6 +82,7 @@ nlohmann::json FindingJson(const Finding& f) {
   if (f.oom_eta_seconds) j["oom_eta_seconds"] = *f.oom_eta_seconds;
   j["since"] = f.since;
   j["since_seconds"] = f.since_seconds;
+  if (scenario_clock) j["clock"] = "scenario";  // since: scenario seconds, not Unix time
   return j;
 }
 
@@ -228,7 +232,7 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results) {
     } else if (d.findings.empty()) {
       out += NoFindingLine(d);
     }
-    for (const Finding& f : d.findings) FormatFinding(f, d.span_seconds, out);
+    for (const Finding& f : d.findings) FormatFinding(f, d, out);
   }
   return out;
 }
@@ -246,7 +250,7 @@ std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
       g["mig_uuid"] = d.info.mig_uuid;
       g["mig_profile"] = d.info.mig_profile;
     }
-    for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f));
+    for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f, d.scenario_clock));
     if (!d.activity.empty()) g["activity"] = d.activity;
     if (!d.lost.empty()) g["lost"] = d.lost;
     if (!d.kpis.empty()) {

@@ -53,6 +53,10 @@ struct GpuDiagnosis {
   // Set when the GPU answers GPU_IS_LOST at the window's end: LostSentence,
   // the one finding (no verdict is judged on a GPU that is gone).
   std::string lost;
+  // Set by an offline diagnosis of a simulator scenario (cli/sim_clock.h):
+  // its times are seconds of the scenario clock, not Unix time, and "since"
+  // reads "1m00s into the scenario" (JSON: "clock": "scenario").
+  bool scenario_clock = false;
 };
 
 struct RunOptions {
@@ -80,7 +84,8 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
-//  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds"}], "activity"?, "lost"?, "kpis"?:
+//  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds", "clock"?}], "activity"?, "lost"?,
+//  "kpis"?:
 //  [{"kpi", "family", "workload", "count", "sum", "mean"?, "recent_mean"?, "baseline_mean"?,
 //  "change"?, "regressed", "verdict"?}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);

@@ -84,7 +84,8 @@ inline constexpr const Threshold* kComputeThresholds[] = {
     &kComputeSmActive, &kFallbackClockRatio, &kFallbackPowerRatio};
 inline constexpr Metric kMemoryCapacityInputs[] = {kMemoryUsed, kMemoryFree};
 inline constexpr const Threshold* kMemoryCapacityThresholds[] = {
-    &kMemoryNearFull, &kOomHorizonSeconds, &kLeakMinSeconds, &kLeakMinR2};
+    &kMemoryNearFull, &kOomHorizonSeconds,     &kLeakMinSeconds,
+    &kLeakMinR2,      &kAllocationStepSeconds, &kAllocationStepShare};
 inline constexpr Metric kBandwidthInputs[] = {kGpuUtil, kDramActive, kSmActive, kMemCopyUtil};
 inline constexpr const Threshold* kBandwidthThresholds[] = {&kBandwidthMinUtil, &kDramHigh,
                                                             &kBandwidthSmMax, &kMemCopyHigh};

@@ -110,6 +110,14 @@ inline constexpr Threshold kLeakMinR2 = {
     "leak_min_fit", 0.9, "ratio",
     "the fit after the change point must explain this much of the variance (a leak is a steady "
     "ramp; one allocation step late in the window is not)"};
+inline constexpr Threshold kAllocationStepSeconds = {
+    "allocation_step_seconds", 10, "s",
+    "a rise of memory used within this long is one allocation (a job loading its model), not "
+    "growth"};
+inline constexpr Threshold kAllocationStepShare = {
+    "allocation_step_share", 0.8, "ratio",
+    "when one such rise makes at least this share of the fitted span's rise, the trend is fitted "
+    "without it: a step and a flat line never predict an OOM"};
 
 // Thermal and power throttling.
 inline constexpr Threshold kThermalMinShare = {

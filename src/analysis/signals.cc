@@ -111,6 +111,39 @@ void ActivitySignals(std::span<const WindowPoint> points, Signals& s) {
   }
 }
 
+// The series with its largest rise within kAllocationStepSeconds taken out
+// (the points inside it dropped, those after it lowered by it) when that rise
+// makes at least kAllocationStepShare of the series' own rise: one allocation
+// followed by a flat line is not growth toward capacity.
+Series WithoutAllocationStep(const Series& s) {
+  const std::size_t n = s.size();
+  if (n < 3) return s;
+  std::size_t from = 0, to = 0;
+  double jump = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n && s.t[j] - s.t[i] <= kAllocationStepSeconds.value; ++j) {
+      if (s.v[j] - s.v[i] > jump) jump = s.v[j] - s.v[i], from = i, to = j;
+    }
+  }
+  const double rise = s.v.back() - s.v.front();
+  if (jump <= 0 || rise <= 0 || jump < kAllocationStepShare.value * rise) return s;
+  Series lowered = s;
+  std::vector<bool> keep(n, true);
+  for (std::size_t k = from + 1; k < n; ++k) {
+    if (k < to) {
+      keep[k] = false;
+      continue;
+    }
+    lowered.v[k] -= jump;
+    if (k < lowered.lo.size()) lowered.lo[k] -= jump;
+    if (k < lowered.hi.size()) lowered.hi[k] -= jump;
+  }
+  return Filter(lowered, keep);
+}
+
+// The memory trend of a span: its line once an allocation step is taken out.
+LinearFit FitGrowth(const Series& s) { return FitLine(WithoutAllocationStep(s)); }
+
 void MemorySignals(std::span<const WindowPoint> points, const GpuSample& latest,
                    const DiagnoseOptions& options, Signals& s) {
   std::optional<double> used = Last(points, latest, kMemoryUsed);
@@ -128,13 +161,13 @@ void MemorySignals(std::span<const WindowPoint> points, const GpuSample& latest,
   SetOnset(s, OnsetSignal::kMemory,
            Indicator(series, AtLeast(kMemoryNearFull.value * *s.mem_capacity)));
   double span = std::max(kMinTrendSeconds, options.window_seconds / 3);
-  LinearFit fit = FitLine(Since(series, series.t.back() - span));
+  LinearFit fit = FitGrowth(Since(series, series.t.back() - span));
   double min_r2 = kMinTrendR2;
   // A leak that began late: the line after the change point, not one that
   // mixes the flat part before it (which predicts the OOM far too late).
   if (std::optional<std::size_t> split = TwoLineSplit(series, kLeakMinSeconds.value)) {
     const double since = series.t[*split];
-    LinearFit leak = FitLine(Since(series, since));
+    LinearFit leak = FitGrowth(Since(series, since));
     LinearFit flat = FitLine(Filter(series, Before(series, since)));
     if (leak.slope >= kMinGrowthBytesPerSecond && leak.r2 >= kLeakMinR2.value &&
         leak.slope > 2 * std::max(0.0, flat.slope)) {

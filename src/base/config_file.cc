@@ -8,24 +8,10 @@
 #include <cstring>
 
 #include "base/text.h"
+#include "base/unique_fd.h"
 
 namespace gpuscope::base {
 namespace {
-
-// Closes the descriptor on every return path.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string Where(std::string_view text, std::size_t offset) {
   std::size_t line = 1, column = 1;
@@ -94,7 +80,7 @@ Result<std::string> ReadRegularFile(const std::string& path, std::string_view wh
   const std::string prefix = std::string(what) + " " + path + ": ";
   if (path.empty()) return Status::InvalidArgument(std::string(what) + ": empty path");
   // O_NONBLOCK: opening a FIFO must not wait for a writer; fstat refuses it.
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  UniqueFd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (fd.get() < 0) {
     const int error = errno;
     std::string message = prefix + std::strerror(error);

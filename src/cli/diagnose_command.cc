@@ -228,8 +228,9 @@ Status RunDiagnose(Invocation& inv) {
   Result<std::vector<std::size_t>> slots = Slots(*sampled->snapshot, args->ids);
   if (!slots.ok()) return slots.status();
   options.slots = *slots;
-  const std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
+  std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
       *Attribute(inv.common, sampled->snapshot), sampled->sampler->window(), options);
+  for (analysis::GpuDiagnosis& d : results) d.scenario_clock = offline;
   *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
   for (const analysis::GpuDiagnosis& d : results) {
     if (!d.lost.empty()) return GpuLost(d.lost);  // the finding, and the exit code of the table

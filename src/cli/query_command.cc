@@ -1,7 +1,9 @@
 #include "cli/query_command.h"
 
-#include <fstream>
+#include <ext/stdio_filebuf.h>
+#include <ostream>
 
+#include "base/own_file.h"
 #include "cli/agent_source.h"
 #include "cli/node.h"
 #include "cli/query_help.h"
@@ -146,10 +148,11 @@ Status RunQuery(Invocation& inv) {
   Result<QueryPlan> plan = PlanQuery(*args);
   if (!plan.ok()) return plan.status();
   if (args->filename.empty()) return Execute(*plan, inv.common, args->agent, *inv.out);
-  std::ofstream file(args->filename, std::ios::out | std::ios::trunc);
-  if (!file) {
-    return Status::NotFound("Cannot open " + args->filename + " for writing.");
-  }
+  // -f FILE: only a plain file of the caller's (gpuscope may run as root; base/own_file.h).
+  Result<int> fd = base::OpenOwnFile(args->filename);
+  if (!fd.ok()) return fd.status();
+  __gnu_cxx::stdio_filebuf<char> buffer(*fd, std::ios::out);  // closes the descriptor
+  std::ostream file(&buffer);
   return Execute(*plan, inv.common, args->agent, file);
 }
 

@@ -1,15 +1,13 @@
 #include "cli/run_command.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <ostream>
 
 #include "base/log.h"
+#include "base/own_file.h"
 #include "cli/common_options.h"
 #include "cli/options.h"
 #include "cli/report_command.h"
@@ -33,32 +31,17 @@ std::string CommandText(const std::vector<std::string>& command) {
   return out;
 }
 
-// Writes the report where --report says, or to stderr. A file is created
-// (0644) or truncated, never followed through a symbolic link.
+// Writes the report where --report says, or to stderr. The file is only ever
+// a plain file of the caller's, created 0644 or truncated (base/own_file.h):
+// run is often run as root, and --report may name a path in /tmp.
 Status Deliver(const RunArgs& args, const std::string& text, std::ostream& err) {
   if (args.report_file.empty()) {
     err << text;
     err.flush();
     return Status::Ok();
   }
-  const int fd =
-      open(args.report_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return Status::NotFound("--report: cannot write " + args.report_file + ": " +
-                            std::strerror(errno));
-  }
-  std::size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      close(fd);
-      return Status::Internal("--report: write " + args.report_file + " failed");
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  close(fd);
-  return Status::Ok();
+  Status written = base::WriteOwnFile(args.report_file, text);
+  return written.ok() ? written : written.Context("--report");
 }
 
 std::string Source(const CommonOptions& common) {

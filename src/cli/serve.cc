@@ -14,6 +14,8 @@
 #include "base/log.h"
 #include "cli/serve_config.h"
 #include "cli/settings.h"
+#include "nvml/abi.h"
+#include "nvml/library.h"
 #include "serve/agent.h"
 
 namespace gpuscope::cli {
@@ -40,6 +42,18 @@ std::optional<double> FrozenTime(bool simulated) {
   const double t = std::strtod(value, &end);
   if (*end != '\0' || !std::isfinite(t)) return std::nullopt;
   return t;
+}
+
+// A scenario the simulator cannot read (its YAML: "FILE:LINE: problem")
+// never gets better: serve says so and exits as health does, instead of
+// serving no GPUs and retrying forever. One extra init of the scenario; a
+// driver not loaded yet, or the simulator's injected GPUSCOPE_SIM_INIT_ERROR,
+// is still retried by the agent.
+Status CheckScenarioReads(const std::string& library) {
+  if (Env("GPUSCOPE_SIM_INIT_ERROR") != nullptr) return Status::Ok();
+  Result<std::unique_ptr<nvml::Library>> opened = nvml::Library::Open(library);
+  if (opened.ok() || opened.status().detail() != nvml::kUnknown) return Status::Ok();
+  return opened.status().Context("cannot read the GPUs");
 }
 
 // What serve was configured with, and the assembly it runs.
@@ -110,6 +124,7 @@ Status Configure(Invocation& inv, Service& s) {
   agent.sampler.nvml_path = *library;
   const std::string scenario = ScenarioName(s.config.nvml, Env);
   const bool simulated = !scenario.empty();
+  if (simulated) GPUSCOPE_RETURN_IF_ERROR(CheckScenarioReads(*library));
   agent.source = simulated ? "the simulator (scenario " + scenario + ")" : "NVML " + *library;
   agent.scenario = scenario;
   agent.frozen_time = FrozenTime(simulated);

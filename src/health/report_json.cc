@@ -7,44 +7,38 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "base/json_read.h"
 #include "base/text.h"
+
+namespace gpuscope {
+
+// A holder and a process as the agent wrote them (gpuscope/attribution_json.h).
+// Beside the types' own namespace, so that base::json_read's array reader
+// finds them by argument-dependent lookup.
+static bool Read(const nlohmann::json& j, Holder& out) {
+  using base::json_read::Read;
+  return j.is_object() && Read(j.value("namespace", nlohmann::json()), out.namespace_name) &&
+         Read(j.value("pod", nlohmann::json()), out.pod) &&
+         Read(j.value("container", nlohmann::json()), out.container) &&
+         Read(j.value("hpc_job", nlohmann::json()), out.hpc_job) &&
+         Read(j.value("workload", nlohmann::json()), out.workload);
+}
+static bool Read(const nlohmann::json& j, ProcessHolding& out) {
+  using base::json_read::Read;
+  return j.is_object() && Read(j.value("pid", nlohmann::json()), out.pid) &&
+         Read(j.value("name", nlohmann::json()), out.name) &&
+         Read(j.value("holder", nlohmann::json()), out.holder);
+}
+
+}  // namespace gpuscope
 
 namespace gpuscope::health {
 namespace {
 
+using base::json_read::Read;
 using nlohmann::json;
 
-// Explicit type checks, never nlohmann's conversions: those throw on a wrong
-// type or cast a number out of range, and this JSON comes from the network.
-// Every text is printed on a terminal later: control characters (escape
-// sequences, a newline faking a line) become U+FFFD here.
-bool Read(const json& j, std::string& out) {
-  if (!j.is_string()) return false;
-  out = base::TerminalText(j.get_ref<const std::string&>());
-  return true;
-}
-bool Read(const json& j, bool& out) {
-  if (!j.is_boolean()) return false;
-  out = j.get<bool>();
-  return true;
-}
-bool Read(const json& j, double& out) {
-  if (!j.is_number()) return false;
-  out = j.get<double>();
-  return true;
-}
-bool Read(const json& j, unsigned& out) {
-  if (!j.is_number_unsigned() || j.get<std::uint64_t>() > std::numeric_limits<unsigned>::max()) {
-    return false;
-  }
-  out = static_cast<unsigned>(j.get<std::uint64_t>());
-  return true;
-}
-bool Read(const json& j, uint64_t& out) {
-  if (!j.is_number_unsigned()) return false;
-  out = j.get<std::uint64_t>();
-  return true;
-}
+// The types of the health report (base/json_read.h reads the rest).
 bool Read(const json& j, Verdict& out) {
   for (Verdict v : {Verdict::kOk, Verdict::kWarn, Verdict::kFail}) {
     if (j.is_string() && j.get_ref<const std::string&>() == VerdictName(v)) {
@@ -54,13 +48,7 @@ bool Read(const json& j, Verdict& out) {
   }
   return false;
 }
-bool Read(const json& j, std::vector<std::string>& out) {
-  if (!j.is_array()) return false;
-  for (const json& line : j) {
-    if (!Read(line, out.emplace_back())) return false;
-  }
-  return true;
-}
+// XID counts by code: {"79": 2}.
 bool Read(const json& j, std::map<unsigned, uint64_t>& out) {
   if (!j.is_object()) return false;
   for (const auto& [key, value] : j.items()) {
@@ -72,26 +60,6 @@ bool Read(const json& j, std::map<unsigned, uint64_t>& out) {
   }
   return true;
 }
-bool Read(const json& j, Holder& out) {
-  return j.is_object() && Read(j.value("namespace", json()), out.namespace_name) &&
-         Read(j.value("pod", json()), out.pod) &&
-         Read(j.value("container", json()), out.container) &&
-         Read(j.value("hpc_job", json()), out.hpc_job) &&
-         Read(j.value("workload", json()), out.workload);
-}
-bool Read(const json& j, ProcessHolding& out) {
-  return j.is_object() && Read(j.value("pid", json()), out.pid) &&
-         Read(j.value("name", json()), out.name) && Read(j.value("holder", json()), out.holder);
-}
-template <typename T>
-bool Read(const json& j, std::vector<T>& out) {
-  if (!j.is_array()) return false;
-  for (const json& item : j) {
-    if (!Read(item, out.emplace_back())) return false;
-  }
-  return true;
-}
-
 // Reads j[key] into `out`; an error naming the key when absent or mistyped.
 template <typename T>
 Status Take(const json& j, const char* key, T& out) {

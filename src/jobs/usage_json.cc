@@ -8,11 +8,13 @@
 #include <string_view>
 #include <utility>
 
+#include "base/json_read.h"
 #include "base/text.h"
 
 namespace gpuscope::jobs {
 namespace {
 
+using base::json_read::Read;  // explicit type checks (base/json_read.h)
 using nlohmann::json;
 
 json DeviceToJson(const DeviceUsage& d) {
@@ -36,35 +38,6 @@ json DeviceToJson(const DeviceUsage& d) {
   out["tensor_active_seconds"] = d.tensor_known ? json(d.tensor_active_seconds) : json(nullptr);
   out["energy_joules"] = d.energy_known ? json(d.energy_joules) : json(nullptr);
   return out;
-}
-
-// Whether `j` holds a value of `out`'s type (an unsigned GPU index: a whole
-// number in range; a reason map: an object of numbers), which then goes into
-// it. Explicit checks, never nlohmann's conversions: those throw on a wrong
-// type or cast a double out of range, and this JSON comes from the network.
-bool Read(const json& j, std::string& out) {
-  if (!j.is_string()) return false;
-  out = j.get<std::string>();
-  return true;
-}
-bool Read(const json& j, double& out) {
-  if (!j.is_number()) return false;
-  out = j.get<double>();
-  return true;
-}
-bool Read(const json& j, unsigned& out) {
-  if (!j.is_number_unsigned() || j.get<std::uint64_t>() > std::numeric_limits<unsigned>::max()) {
-    return false;
-  }
-  out = static_cast<unsigned>(j.get<std::uint64_t>());
-  return true;
-}
-bool Read(const json& j, std::map<std::string, double>& out) {
-  if (!j.is_object()) return false;
-  for (const auto& [key, value] : j.items()) {
-    if (!Read(value, out[key])) return false;
-  }
-  return true;
 }
 
 // Reads j[key] into `out`; false (and a message in `error`) when absent or mistyped.

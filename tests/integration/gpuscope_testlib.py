@@ -238,7 +238,12 @@ class Serve:
         self.port = None
         self.final_output = None  # the log once stopped
         if wait:
-            self.wait_started(timeout)
+            try:
+                self.wait_started(timeout)
+            except BaseException:
+                # No caller holds an agent that failed to start: stop it here.
+                self.stop(sig=signal.SIGKILL, timeout=5, expect_code=None)
+                raise
 
     def output(self):
         if self.final_output is not None:

@@ -14,6 +14,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
@@ -126,6 +127,23 @@ class CliContractTest(unittest.TestCase):
         self.expect(["serve", "-a", "127.0.0.1:0", "--nvml-lib", sim_lib], "not found",
                     'No scenario "nosuch" is shipped', env={"GPUSCOPE_SIM_SCENARIO": "nosuch"},
                     timeout=30)
+
+    def test_a_bad_scenario_exits_alike_everywhere(self):
+        """A scenario the parser refuses: FILE:LINE and health's code, serve too
+        (it served 0 GPUs and retried forever)."""
+        with tempfile.TemporaryDirectory(prefix="gpuscope-bad-") as folder:
+            bad = os.path.join(folder, "bad.yaml")
+            with open(bad, "w") as f:
+                f.write("description: bad\ngpus: [ {model: \n  - h100-sxm\n")
+            code, _, err = run(["health", "--simulate", bad])
+            check(code != 0 and bad + ":3:" in err, (code, err))
+            name = [n for n, c in self.codes.items() if c == code][0]
+            for args in (["query", "--query-gpu=index"], ["top", "--once"],
+                         ["serve", "-a", "127.0.0.1:0"]):
+                self.expect(args + ["--simulate", bad], name, bad + ":3:", timeout=30)
+            sim_lib = os.path.join(BUILD_DIR, "sim", "libnvidia-ml.so.1")
+            self.expect(["serve", "-a", "127.0.0.1:0", "--nvml-lib", sim_lib], name,
+                        bad + ":3:", env={"GPUSCOPE_SIM_SCENARIO": bad}, timeout=30)
 
     def test_no_such_gpu_exits_not_found_everywhere(self):
         sim = ["--simulate", "training-8xh100", "-i", "9"]

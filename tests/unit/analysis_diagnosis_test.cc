@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "analysis/diagnosis.h"
@@ -104,6 +105,27 @@ TEST(Diagnose, OneAllocationStepIsNoGrowth) {
         l.used_gib = 60;
     });
     EXPECT_EQ(FindKind(DiagnoseGpu(g), FindingKind::kMemoryCapacity), nullptr) << step;
+  }
+}
+
+// The same wherever the step falls in the window, and for a step that takes a
+// few seconds (a loader filling memory): 0 to a flat 20 GiB of 80 is an
+// allocation, not growth toward capacity.
+TEST(Diagnose, OneAllocationStepIsNoGrowthAnywhereInTheWindow) {
+  for (int ramp : {1, 5}) {
+    for (int step = 5; step < 295; step += 5) {
+      FakeGpu g = MakeGpu(true);
+      Fill(g, 300, [step, ramp](int i, Level& l) {
+        l.capacity_gib = 80;
+        const double done = std::clamp((i - step + 1) / static_cast<double>(ramp), 0.0, 1.0);
+        l.used_gib = 20 * done;
+        if (done == 0) l.util = 0, l.sm = 0, l.dram = 0;
+      });
+      const std::vector<Finding> f = DiagnoseGpu(g);
+      const Finding* mem = FindKind(f, FindingKind::kMemoryCapacity);
+      EXPECT_EQ(mem, nullptr) << "step at " << step << " over " << ramp
+                              << " s: " << (mem ? mem->verdict : "");
+    }
   }
 }
 

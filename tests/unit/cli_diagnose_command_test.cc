@@ -18,6 +18,7 @@ namespace gpuscope::cli {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(CliDiagnoseArgs, ParsesWindowIdsAndJson) {
   Result<DiagnoseArgs> a = ParseDiagnoseArgs({"--window", "2m", "-i", "1", "--json"});
@@ -111,6 +112,39 @@ TEST(CliDiagnoseRun, OfflineOnTheSimulator) {
   unsetenv("GPUSCOPE_SIM_START_TIME");
   unsetenv("GPUSCOPE_SIM_SCENARIO");
   EXPECT_EQ(not_found.code(), Status::Code::kNotFound) << not_found.message();
+}
+
+// On the simulator a finding's "since" is a moment of the scenario clock
+// (--at, GPUSCOPE_SIM_START_TIME), in the text and the JSON: never a 1970 date.
+TEST(CliDiagnoseRun, SinceIsOnTheScenarioClock) {
+  const std::string scenario =
+      test_support::SourceDir() + "/sim/scenarios/diagnosis/classic-memory-oom.yaml";
+  setenv("GPUSCOPE_SIM_START_TIME", "180", 1);  // window [60, 180]
+  std::string outputs[2];
+  for (int json = 0; json < 2; ++json) {
+    std::vector<std::string> args = {"diagnose", "--simulate", scenario, "--window",
+                                     "2m",       "-i",         "0"};
+    if (json) args.push_back("--json");
+    Result<Invocation> inv = ParseCommandLine(args);
+    ASSERT_TRUE(inv.ok()) << inv.status().message();
+    std::ostringstream out, err;
+    inv->out = &out;
+    inv->err = &err;
+    Status status = RunDiagnose(*inv);
+    ASSERT_TRUE(status.ok()) << status.message();
+    outputs[json] = out.str();
+  }
+  unsetenv("GPUSCOPE_SIM_START_TIME");
+  unsetenv("GPUSCOPE_SIM_SCENARIO");
+  EXPECT_THAT(outputs[0], Not(HasSubstr("1970"))) << outputs[0];
+  EXPECT_THAT(outputs[0], HasSubstr("since: 1m00s into the scenario, the window's start"));
+  nlohmann::json doc = nlohmann::json::parse(outputs[1]);
+  ASSERT_FALSE(doc["gpus"][0]["findings"].empty());
+  for (const auto& f : doc["gpus"][0]["findings"]) {
+    EXPECT_EQ(f["clock"], "scenario") << f.dump();
+    EXPECT_GE(f["since"].get<double>(), 59);
+    EXPECT_LE(f["since"].get<double>(), 181);
+  }
 }
 
 TEST(CliDocs, PrintsTheGeneratedDocuments) {
