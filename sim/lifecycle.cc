@@ -72,7 +72,13 @@ nvmlReturn_t Fail(nvmlReturn_t code, const std::string& message) {
 // Builds the Sim for a first init; lock held.
 nvmlReturn_t Start(unsigned flags) {
   auto scenario = LoadScenarioFile(ScenarioPath());
-  if (!scenario.ok()) return Fail(999, scenario.status().message());
+  if (!scenario.ok()) {
+    // NVML's codes for what the caller gave: no such file, or one that is wrong
+    // (the agent then exits as for any bad argument, not as for a bug).
+    const bool missing = scenario.status().code() == Status::Code::kNotFound;
+    return Fail(missing ? 6 /* NOT_FOUND */ : 2 /* INVALID_ARGUMENT */,
+                scenario.status().message());
+  }
   TimeOptions time;
   time.time_scale = scenario->time_scale;
   double frozen = std::numeric_limits<double>::quiet_NaN();

@@ -14,7 +14,6 @@
 #include "base/log.h"
 #include "cli/serve_config.h"
 #include "cli/settings.h"
-#include "nvml/abi.h"
 #include "nvml/library.h"
 #include "serve/agent.h"
 
@@ -44,15 +43,14 @@ std::optional<double> FrozenTime(bool simulated) {
   return t;
 }
 
-// A scenario the simulator cannot read (its YAML: "FILE:LINE: problem")
-// never gets better: serve says so and exits as health does, instead of
-// serving no GPUs and retrying forever. One extra init of the scenario; a
-// driver not loaded yet, or the simulator's injected GPUSCOPE_SIM_INIT_ERROR,
-// is still retried by the agent.
+// A scenario the simulator cannot read (missing, or its YAML: "FILE:LINE:
+// problem") never gets better: serve says so and exits as health does, instead
+// of serving no GPUs and retrying forever. One extra init of the scenario; the
+// simulator's injected GPUSCOPE_SIM_INIT_ERROR is still retried by the agent.
 Status CheckScenarioReads(const std::string& library) {
   if (Env("GPUSCOPE_SIM_INIT_ERROR") != nullptr) return Status::Ok();
   Result<std::unique_ptr<nvml::Library>> opened = nvml::Library::Open(library);
-  if (opened.ok() || opened.status().detail() != nvml::kUnknown) return Status::Ok();
+  if (opened.ok()) return Status::Ok();
   return opened.status().Context("cannot read the GPUs");
 }
 

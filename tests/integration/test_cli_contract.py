@@ -129,16 +129,17 @@ class CliContractTest(unittest.TestCase):
                     timeout=30)
 
     def test_a_bad_scenario_exits_alike_everywhere(self):
-        """A scenario the parser refuses: FILE:LINE and health's code, serve too
-        (it served 0 GPUs and retried forever)."""
+        """A scenario the parser refuses: FILE:LINE and the usage code (2) from
+        every command, serve too (it served 0 GPUs and retried forever)."""
         with tempfile.TemporaryDirectory(prefix="gpuscope-bad-") as folder:
             bad = os.path.join(folder, "bad.yaml")
             with open(bad, "w") as f:
                 f.write("description: bad\ngpus: [ {model: \n  - h100-sxm\n")
             code, _, err = run(["health", "--simulate", bad])
-            check(code != 0 and bad + ":3:" in err, (code, err))
-            name = [n for n, c in self.codes.items() if c == code][0]
-            for args in (["query", "--query-gpu=index"], ["top", "--once"],
+            check(code == 2 and bad + ":3:" in err, (code, err))
+            name = "usage"
+            for args in (["query", "--query-gpu=index"], ["top", "--once"], ["-L"],
+                         ["diagnose", "--window", "1m"],
                          ["serve", "-a", "127.0.0.1:0"]):
                 self.expect(args + ["--simulate", bad], name, bad + ":3:", timeout=30)
             sim_lib = os.path.join(BUILD_DIR, "sim", "libnvidia-ml.so.1")

@@ -160,7 +160,7 @@ TEST_F(SimFabricTest, ScenarioRejectsBadFabricKeys) {
     faults:
       - {kind: fabric, incorrect_configuration: sideways}
 )");
-  EXPECT_EQ(Start(scenario), 999);
+  EXPECT_EQ(Start(scenario), 2);
   EXPECT_NE(std::string(nv.LastError()).find("incorrect_configuration must be"), std::string::npos)
       << nv.LastError();
 }

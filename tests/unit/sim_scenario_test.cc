@@ -47,7 +47,7 @@ gpus:
     workload:
       - {at: 0, kind: training, utilisation: 0.5}
 )");
-  EXPECT_EQ(Start(path), 999);
+  EXPECT_EQ(Start(path), 2);  // NVML_ERROR_INVALID_ARGUMENT: a bad scenario
   std::string error = nv.LastError();
   EXPECT_EQ(error.rfind(path + ":5: ", 0), 0u) << error;
   EXPECT_NE(error.find("utilisation"), std::string::npos) << error;
@@ -78,7 +78,7 @@ TEST_F(SimScenarioTest, BadValuesAreRejectedWithTheirLine) {
   };
   for (const Case& c : cases) {
     std::string path = WriteTempFile("bad.yaml", c.yaml);
-    EXPECT_EQ(Start(path), 999) << c.yaml;
+    EXPECT_EQ(Start(path), 2) << c.yaml;
     std::string error = nv.LastError();
     EXPECT_EQ(error.rfind(path + ":" + std::to_string(c.line) + ":", 0), 0u) << error;
     EXPECT_NE(error.find(c.needle), std::string::npos) << error;
