@@ -28,6 +28,9 @@ struct DeviceSelection {
   Kind kind = Kind::kFlex;
   std::vector<unsigned> numbers;  // g:/i: ids; empty = all of that kind
   std::vector<std::string> ids;   // kSmiIds: index, UUID or PCI bus id
+  // kSmiIds: a MIG UUID selects the GPU that holds the instance (health
+  // judges whole GPUs: a MIG instance has no board of its own).
+  bool mig_selects_gpu = false;
 };
 
 // "f", "g", "g:0,2-3", "i", "i:1". Errors name the bad part.

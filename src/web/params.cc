@@ -32,7 +32,8 @@ std::string Quoted(std::string_view value) {
 
 }  // namespace
 
-Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot) {
+Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
+                                              bool mig_selects_gpu) {
   // The messages below repeat the ids: only printable ones get that far.
   if (ids.size() > 1024 ||
       !std::all_of(ids.begin(), ids.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
@@ -40,6 +41,7 @@ Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapsh
   }
   Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
   if (!selection.ok()) return selection.status().Context("id");
+  selection->mig_selects_gpu = mig_selects_gpu;
   Result<std::vector<std::size_t>> slots = collect::SelectDevices(snapshot.gpus, *selection);
   if (!slots.ok()) return slots.status().Context("id");
   return slots;

@@ -27,11 +27,13 @@ Status CheckParameters(const http::Request& request,
 Result<std::vector<std::size_t>> SelectDevices(std::string_view gpu, std::string_view gi,
                                                const Snapshot& snapshot, bool allow_all);
 
-// The slots named by id=IDS, `gpuscope diagnose -i`'s list (index, GPU or MIG
-// UUID, PCI bus id; collect/selection.h), selected as locally: a MIG UUID
-// names one instance. NotFound names an id that matches nothing, InvalidArgument a
+// The slots named by id=IDS, the `-i` list of `gpuscope diagnose` and `health`
+// (index, GPU or MIG UUID, PCI bus id; collect/selection.h), selected as
+// locally: a MIG UUID names one instance, or its GPU when `mig_selects_gpu`
+// (health). NotFound names an id that matches nothing, InvalidArgument a
 // malformed list; the message says "id: ...".
-Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot);
+Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
+                                              bool mig_selects_gpu = false);
 
 // A non-negative decimal integer ("7"), or nullopt.
 std::optional<unsigned> ParseIndex(std::string_view text);

@@ -95,6 +95,55 @@ class RemoteParityTest(unittest.TestCase):
         check(code == 2 and "--watch does not go with --agent" in err, err)
         print("health --agent: same report and exit code as here")
 
+    def test_every_id_form_on_mig(self):
+        """Every -i form a local health or diagnose takes, on the MIG GPU 7 too: the same
+        output, stderr and exit code here and against the agent."""
+        listing = run(["-L"] + LOCAL, env=FROZEN)[1]
+        migs = re.findall(r"UUID: (MIG-[0-9a-f-]+)", listing)
+        gpu7 = re.findall(r"UUID: (GPU-[0-9a-f-]+)", listing)[7]
+        check(len(migs) == 3, listing)
+        known = ["0", "0,1", "7,0", " 7", gpu7, gpu7.lower(), "00000000:DB:00.0", "0000:db:00.0",
+                 "DB:00.0", migs[0], migs[0].lower(), "7," + migs[1], migs[1] + "," + migs[2]]
+        unknown = ["9", "1-2", "GPU-00000000-0000-0000-0000-000000000000", "ZZ:00.0",
+                   "MIG-00000000-0000-0000-0000-000000000000", "0," + migs[0][:-1]]
+
+        def masked(out):
+            doc = json.loads(out)
+            doc.pop("timestamp")
+            for gpu in doc["gpus"]:
+                for p in gpu["processes"]:
+                    p["name"] = ""
+            return doc
+
+        def ids_of(out):
+            return [(g["index"], g.get("gpu_instance_id")) for g in json.loads(out)["gpus"]]
+
+        for ids in known + unknown:
+            for args, compare in ((["health"], lambda out: out),
+                                  (["health", "--verbose", "--strict"], lambda out: out),
+                                  (["health", "--json"], masked), (["diagnose"], titles),
+                                  (["diagnose", "--json"], ids_of)):
+                if ids in unknown:
+                    compare = lambda out: out  # noqa: E731 (nothing on stdout either side)
+                here, there = self.same(*(args + ["-i", ids]), compare=compare)
+                # An id that names nothing: one message, the same here and there.
+                check(here[2] == there[2], "%s -i %r: stderr here %r, remote %r" % (
+                    args, ids, here[2], there[2]))
+                check((here[0] == 6) == (ids in unknown), (args, ids, here))
+        # A MIG instance's health is its GPU's (health judges whole GPUs): the same as -i 7,
+        # every check evaluated.
+        by_index = local("health", "--verbose", "-i", "7")
+        for ids in (migs[0], "7," + migs[1]):
+            check(local("health", "--verbose", "-i", ids) == by_index, (ids, by_index))
+            check(remote(self.agent, "health", "--verbose", "-i", ids) == by_index, ids)
+        check("thermal  OK" in by_index[1], by_index[1])
+        # diagnose keeps naming the instance itself, each with its own title and findings.
+        code, out, _ = remote(self.agent, "diagnose", "-i", migs[2] + "," + migs[0])
+        check(code == 0 and [t.split(":")[0] for t in titles(out)] == [
+            "GPU 7 MIG 3g.40gb (GI 1)", "GPU 7 MIG 1g.10gb (GI 7)"], out)
+        print("-i: %d forms, health and diagnose, the same here and remote" % (
+            len(known) + len(unknown)))
+
     def test_diagnose_ids_and_mig(self):
         here, there = self.same("diagnose", "-i", "0,1", compare=titles)
         check(there[0] == 0 and [t.split(":")[0] for t in titles(there[1])] == ["GPU 0", "GPU 1"],
