@@ -131,6 +131,15 @@ Result<DeviceSelection> ParseDcgmDevices(std::string_view text) {
 }
 
 Result<DeviceSelection> ParseSmiIds(std::string_view text) {
+  if (text.size() > kMaxSmiIdsChars) {
+    return Status::InvalidArgument("--id: the list is longer than " +
+                                   std::to_string(kMaxSmiIdsChars) + " characters");
+  }
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return Status::InvalidArgument(
+        "--id: a character that is not printable ASCII in the list (ids are indices, UUIDs "
+        "or PCI bus ids)");
+  }
   DeviceSelection sel;
   sel.kind = DeviceSelection::Kind::kSmiIds;
   for (std::string_view part : Split(text, ',')) {

@@ -35,7 +35,7 @@ std::string Quoted(std::string_view value) {
 Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
                                               bool mig_selects_gpu) {
   // The messages below repeat the ids: only printable ones get that far.
-  if (ids.size() > 1024 ||
+  if (ids.size() > collect::kMaxSmiIdsChars ||
       !std::all_of(ids.begin(), ids.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
     return Status::InvalidArgument(fmt::format("id: {} is not a list of GPU ids", Quoted(ids)));
   }

@@ -137,6 +137,12 @@ class RemoteParityTest(unittest.TestCase):
                 check(here[2] == there[2], "%s -i %r: stderr here %r, remote %r" % (
                     args, ids, here[2], there[2]))
                 check((here[0] == 6) == (ids in unknown), (args, ids, here))
+        # A list no GPU id could be (a control character, over 4096 characters) is a usage
+        # error, here and before the agent is asked.
+        for ids in ("0\x1b[2J", ",".join(["7"] * 2100)):
+            for args in (["health"], ["diagnose"]):
+                here, there = self.same(*(args + ["-i", ids]))
+                check(here[0] == 2 and here[2] == there[2], (args, here, there))
         # A MIG instance's health is its GPU's (health judges whole GPUs): the same as -i 7,
         # every check evaluated.
         by_index = local("health", "--verbose", "-i", "7")

@@ -71,6 +71,11 @@ TEST(CollectSelectionTest, SmiIdsByIndexUuidAndPciBusId) {
   EXPECT_EQ(pick("12:00.0"), V{2});
   EXPECT_FALSE(SelectDevices(Node(), *ParseSmiIds("GPU-nope")).ok());
   EXPECT_FALSE(ParseSmiIds("1,,2").ok());
+  // The same list goes to an agent's id=: bounded, printable.
+  EXPECT_EQ(ParseSmiIds("0\x1b[2J").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSmiIds(std::string(kMaxSmiIdsChars + 1, '0')).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_TRUE(ParseSmiIds(std::string(kMaxSmiIdsChars, '0')).ok());
   EXPECT_EQ(NormalizePciBusId("0000:1a:00.0"), "00000000:1A:00.0");
 }
 
