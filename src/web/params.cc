@@ -21,7 +21,8 @@ std::string IndexList(const std::set<unsigned>& values) {
   return fmt::format("{}", fmt::join(values, ", "));
 }
 
-// Prints a parameter value safely inside a message (it comes from outside).
+}  // namespace
+
 std::string Quoted(std::string_view value) {
   std::string out = "'";
   for (char c : value.substr(0, 64)) {
@@ -29,8 +30,6 @@ std::string Quoted(std::string_view value) {
   }
   return out + (value.size() > 64 ? "...'" : "'");
 }
-
-}  // namespace
 
 Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
                                               bool mig_selects_gpu) {

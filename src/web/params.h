@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +35,10 @@ Result<std::vector<std::size_t>> SelectDevices(std::string_view gpu, std::string
 // malformed list; the message says "id: ...".
 Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
                                               bool mig_selects_gpu = false);
+
+// A parameter value inside a message, safe to print: quoted, its first 64
+// characters, anything not printable ASCII as '?' (it comes from outside).
+std::string Quoted(std::string_view value);
 
 // A non-negative decimal integer ("7"), or nullopt.
 std::optional<unsigned> ParseIndex(std::string_view text);
