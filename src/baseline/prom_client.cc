@@ -139,7 +139,7 @@ Result<std::vector<Sample>> PromClient::Query(const std::string& promql) const {
   return samples;
 }
 
-Result<std::string> PromClient::Get(const std::string& path) const {
+Result<std::string> PromClient::Get(const std::string& path, std::string* not_found) const {
   long status = 0;
   Result<std::string> body = Fetch(options_.url + path, &status);
   if (!body.ok()) return body.status();
@@ -149,6 +149,9 @@ Result<std::string> PromClient::Get(const std::string& path) const {
                           std::to_string(status) + " for " + path + ": " +
                           base::Excerpt(first, 200);
     // 404: the server has no such thing (an agent's "no GPU matches id"); the rest: it failed.
+    if (status == 404 && not_found != nullptr) {
+      *not_found = base::TerminalText(std::string_view(first).substr(0, 200));
+    }
     return status == 404 ? Status::NotFound(std::move(message))
                          : Status::Unavailable(std::move(message));
   }

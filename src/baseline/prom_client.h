@@ -41,8 +41,10 @@ class PromClient {
 
   // GET `path` ("/api/v1/diagnosis?format=text") of the server: the body of a
   // 200 answer; any other status is an error carrying the body's first line
-  // (NotFound for 404, else Unavailable).
-  Result<std::string> Get(const std::string& path) const;
+  // (NotFound for 404, else Unavailable). With `not_found`, a 404 also leaves
+  // the body's first line there, as the server said it (at most 200
+  // characters, safe to print): the agent's "id: no GPU matches id \"9\"".
+  Result<std::string> Get(const std::string& path, std::string* not_found = nullptr) const;
 
  private:
   explicit PromClient(ClientOptions options, std::string password);

@@ -9,6 +9,7 @@
 #include "analysis/report.h"
 #include "base/log.h"
 #include "base/text.h"
+#include "cli/device_ids.h"
 #include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
@@ -89,18 +90,6 @@ Result<Sampled> SampleLive(const std::string& library, double window_seconds, st
   return out;
 }
 
-// A GPU that is not there is said before the window is sampled (live, five
-// minutes by default), not after it: one open with the selection.
-Status CheckIds(const std::string& library, const std::string& ids) {
-  Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
-  if (!selection.ok()) return selection.status();
-  collect::SamplerOptions options;
-  options.nvml_path = library;
-  options.devices = *selection;
-  collect::Sampler sampler(options);
-  return sampler.Open();
-}
-
 Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::string& ids) {
   if (ids.empty()) return std::vector<std::size_t>{};
   Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
@@ -112,16 +101,8 @@ Result<std::vector<std::size_t>> Slots(const Snapshot& snapshot, const std::stri
 Status DiagnoseAgent(const DiagnoseArgs& args, Invocation& inv) {
   Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
   if (!client.ok()) return client.status();
-  std::string path = "/api/v1/diagnosis";
-  std::string query = args.json ? "" : "format=text";
-  if (!args.ids.empty()) {
-    // A malformed list is a usage error here, as locally, not the agent's 400.
-    if (Status ids = collect::ParseSmiIds(args.ids).status(); !ids.ok()) return ids;
-    if (!query.empty()) query += '&';
-    query.append("id=").append(baseline::UrlEscape(args.ids));  // as -i here: any id list
-  }
-  if (!query.empty()) path += "?" + query;
-  Result<std::string> body = client->Get(path);
+  Result<std::string> body =
+      GetWithIds(*client, "/api/v1/diagnosis", args.json ? "" : "format=text", args.ids);
   if (!body.ok()) return body.status();
   // Printed as it came, less what could drive the terminal.
   *inv.out << base::TerminalText(*body, /*keep_lines=*/true);
@@ -218,7 +199,11 @@ Status RunDiagnose(Invocation& inv) {
   log::SetLevel(log::Level::kWarn);
   const auto env = [](const char* name) { return std::getenv(name); };
   const bool offline = !args->live && !ScenarioName(inv.common, env).empty();
-  if (!args->ids.empty()) GPUSCOPE_RETURN_IF_ERROR(CheckIds(*library, args->ids));
+  // A GPU that is not there is said before the window is sampled (live, five
+  // minutes by default), not after it.
+  if (!args->ids.empty()) {
+    GPUSCOPE_RETURN_IF_ERROR(CheckIdsHere(*library, args->ids, /*mig_selects_gpu=*/false));
+  }
   Result<Sampled> sampled = offline ? SampleOffline(*library, args->window_seconds, *inv.err)
                                     : SampleLive(*library, args->window_seconds, *inv.err);
   if (!sampled.ok()) return sampled.status();

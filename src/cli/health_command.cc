@@ -6,6 +6,7 @@
 
 #include "analysis/report.h"
 #include "base/log.h"
+#include "cli/device_ids.h"
 #include "cli/exit_codes.h"
 #include "cli/options.h"
 #include "cli/sim_clock.h"
@@ -41,21 +42,15 @@ Result<HealthArgs> CheckAgentArgs(HealthArgs args) {
   return args;
 }
 
-// The agent's health report (/api/v1/health), narrowed to `ids` as a local
-// `health -i` samples only those GPUs.
+// The agent's health report (/api/v1/health), narrowed by the agent to `ids`
+// as a local `health -i` samples only those GPUs (it knows its MIG UUIDs).
 Result<health::HealthReport> AgentHealth(const HealthArgs& args) {
   Result<baseline::PromClient> client = baseline::PromClient::Create(args.agent);
   if (!client.ok()) return client.status();
-  Result<std::string> body = client->Get("/api/v1/health");
+  Result<std::string> body = GetWithIds(*client, "/api/v1/health", "", args.ids);
   if (!body.ok()) return body.status();
   Result<health::HealthReport> report = health::ParseJson(*body);
   if (!report.ok()) return report.status().Context("gpuscope agent at " + args.agent.url);
-  if (!args.ids.empty()) {
-    Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args.ids);
-    if (!selection.ok()) return selection.status();
-    Status kept = health::KeepGpus(*report, *selection);
-    if (!kept.ok()) return kept.Context("gpuscope agent at " + args.agent.url);
-  }
   return report;
 }
 
@@ -121,7 +116,8 @@ std::string HealthUsage() {
          "  --count N          with --watch: stop after N reports (--count 1: one report of\n"
          "                     rates over DURATION)\n"
          "  -v, --verbose      also show the evidence of checks that pass\n"
-         "  -i, --id IDS       only these GPUs: index, UUID or PCI bus id, comma separated\n"
+         "  -i, --id IDS       only these GPUs: index, UUID or PCI bus id, comma separated;\n"
+         "                     a MIG UUID names the GPU that holds it (with --agent too)\n"
          "  --agent URL        the report of a running `gpuscope serve` (http(s)://host:9400),\n"
          "                     printed as here; its rates come from its own samples\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
@@ -187,6 +183,7 @@ Status RunHealth(Invocation& inv) {
     Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);
     if (!selection.ok()) return selection.status();
     options.sampler.devices = *selection;
+    options.sampler.devices.mig_selects_gpu = true;  // health is judged per whole GPU
   }
   Result<std::string> library = PrepareNvml(inv.common);
   if (!library.ok()) return library.status();
@@ -217,6 +214,10 @@ Status RunHealth(Invocation& inv) {
   log::SetLevel(log::Level::kError);  // the report says what matters
   Status opened;
   const health::HealthReport report = serve::RunHealthOnce(options, &opened);
+  // An id that names nothing is that, not a report of GPUs that could not be read.
+  if (!opened.ok() && !args->ids.empty()) {
+    GPUSCOPE_RETURN_IF_ERROR(CheckIdsHere(*library, args->ids, /*mig_selects_gpu=*/true));
+  }
   if (printed == 0) inv.exit_code = PrintHealth(*args, report, *inv.out, *inv.err);
   // Why NVML did not open (no such GPU, no driver, a missing scenario) keeps its own code.
   if (!opened.ok()) inv.exit_code = ExitCodeFor(opened);

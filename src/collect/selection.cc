@@ -62,15 +62,25 @@ bool MatchesSmiId(const GpuInfo& info, std::string_view id) {
   return !IsMig(info) && NormalizePciBusId(info.pci_bus_id) == NormalizePciBusId(id);
 }
 
+// The whole-GPU entry of the GPU that holds MIG instance `i` (itself when the
+// list has none).
+std::size_t ParentOf(const std::vector<GpuInfo>& all, std::size_t i) {
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    if (!IsMig(all[p]) && all[p].index == all[i].index) return p;
+  }
+  return i;
+}
+
 Result<std::vector<std::size_t>> SelectSmi(const std::vector<GpuInfo>& all,
-                                           const std::vector<std::string>& ids) {
+                                           const DeviceSelection& selection) {
   std::vector<std::size_t> picked;
-  for (const std::string& id : ids) {
+  for (const std::string& id : selection.ids) {
     bool found = false;
     for (std::size_t i = 0; i < all.size(); ++i) {
       if (!MatchesSmiId(all[i], id)) continue;
       found = true;
-      if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
+      const std::size_t pick = selection.mig_selects_gpu && IsMig(all[i]) ? ParentOf(all, i) : i;
+      if (std::find(picked.begin(), picked.end(), pick) == picked.end()) picked.push_back(pick);
     }
     if (!found) return Status::NotFound("no GPU matches id \"" + id + "\"");
   }
@@ -121,6 +131,15 @@ Result<DeviceSelection> ParseDcgmDevices(std::string_view text) {
 }
 
 Result<DeviceSelection> ParseSmiIds(std::string_view text) {
+  if (text.size() > kMaxSmiIdsChars) {
+    return Status::InvalidArgument("--id: the list is longer than " +
+                                   std::to_string(kMaxSmiIdsChars) + " characters");
+  }
+  if (!std::all_of(text.begin(), text.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
+    return Status::InvalidArgument(
+        "--id: a character that is not printable ASCII in the list (ids are indices, UUIDs "
+        "or PCI bus ids)");
+  }
   DeviceSelection sel;
   sel.kind = DeviceSelection::Kind::kSmiIds;
   for (std::string_view part : Split(text, ',')) {
@@ -156,7 +175,7 @@ Result<std::vector<std::size_t>> SelectDevices(const std::vector<GpuInfo>& all,
           all, selection.numbers, [&](std::size_t i) { return ordinal[i]; }, "MIG instance");
     }
     case Kind::kSmiIds:
-      return SelectSmi(all, selection.ids);
+      return SelectSmi(all, selection);
   }
   return Status::Internal("unknown selection kind");
 }

@@ -28,11 +28,20 @@ struct DeviceSelection {
   Kind kind = Kind::kFlex;
   std::vector<unsigned> numbers;  // g:/i: ids; empty = all of that kind
   std::vector<std::string> ids;   // kSmiIds: index, UUID or PCI bus id
+  // kSmiIds: a MIG UUID selects the GPU that holds the instance (health
+  // judges whole GPUs: a MIG instance has no board of its own).
+  bool mig_selects_gpu = false;
 };
 
 // "f", "g", "g:0,2-3", "i", "i:1". Errors name the bad part.
 Result<DeviceSelection> ParseDcgmDevices(std::string_view text);
-// "0", "0,1", "GPU-...", "00000000:18:00.0", "MIG-...".
+// An -i list is at most this long (every MIG UUID of an 8-GPU node fits twice):
+// an agent's id= takes the same list, and its work is bounded by it.
+inline constexpr std::size_t kMaxSmiIdsChars = 4096;
+
+// "0", "0,1", "GPU-...", "00000000:18:00.0", "MIG-...". Ids are printable
+// ASCII (no GPU id has anything else): a control character, or a list over
+// kMaxSmiIdsChars, is InvalidArgument.
 Result<DeviceSelection> ParseSmiIds(std::string_view text);
 
 // Positions in `all` (kept in order) of the selected entries. An id that

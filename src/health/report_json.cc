@@ -145,23 +145,11 @@ Result<HealthReport> ParseJson(std::string_view text) {
   return out;
 }
 
-Status KeepGpus(HealthReport& report, const collect::DeviceSelection& selection) {
-  std::vector<GpuInfo> devices;
-  for (const GpuHealth& g : report.gpus) {
-    GpuInfo& info = devices.emplace_back();
-    info.index = g.gpu;
-    info.uuid = g.uuid;
-    info.pci_bus_id = g.pci_bus_id;
-  }
-  Result<std::vector<std::size_t>> slots = collect::SelectDevices(devices, selection);
-  if (!slots.ok()) return slots.status();
-  std::vector<GpuHealth> kept;
-  for (std::size_t slot : *slots) kept.push_back(std::move(report.gpus[slot]));
-  report.gpus = std::move(kept);
+void KeepGpus(HealthReport& report, const std::set<unsigned>& indices) {
+  std::erase_if(report.gpus, [&](const GpuHealth& g) { return !indices.contains(g.gpu); });
   // The node verdict over the GPUs kept: the worst of theirs, fail while NVML is down.
   report.verdict = report.nvml_up ? Verdict::kOk : Verdict::kFail;
   for (const GpuHealth& g : report.gpus) report.verdict = std::max(report.verdict, g.verdict);
-  return Status::Ok();
 }
 
 }  // namespace gpuscope::health

@@ -11,10 +11,10 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <set>
 #include <string_view>
 #include <vector>
 
-#include "collect/selection.h"
 #include "gpuscope/status.h"
 #include "health/checks.h"
 
@@ -22,9 +22,9 @@ namespace gpuscope::health {
 
 Result<HealthReport> ParseJson(std::string_view text);
 
-// Keeps only the GPUs `selection` names (nvidia-smi -i: index, UUID or PCI bus
-// id) and judges the node verdict over them, as a local `health -i` does.
-// NotFound names an id that matches no GPU of the report.
-Status KeepGpus(HealthReport& report, const collect::DeviceSelection& selection);
+// Keeps only the GPUs with these NVML indices and judges the node verdict over
+// them, as a local `health -i` does (the agent's /api/v1/health?id=: it
+// resolves the ids, MIG UUIDs included, against its own devices).
+void KeepGpus(HealthReport& report, const std::set<unsigned>& indices);
 
 }  // namespace gpuscope::health

@@ -350,6 +350,8 @@ std::string ReportJson(const Report& r) {
   for (const GpuLine& g : r.gpus) {
     gpus.push_back({{"uuid", g.uuid},
                     {"gpu", g.gpu},
+                    {"mig_profile", g.mig_profile.empty() ? nlohmann::ordered_json(nullptr)
+                                                          : nlohmann::ordered_json(g.mig_profile)},
                     {"hostname", g.hostname},
                     {"sm_active_ratio", OrNull(g.sm_active_ratio)},
                     {"busy_ratio", g.busy_ratio},

@@ -18,14 +18,15 @@ http::Response Answer(const jobs::Ledger& ledger, const nlohmann::json& attribut
   const std::string kind(request.QueryValue("kind"));
   const std::string id(request.QueryValue("id"));
   if (!kind.empty() && kind != "job" && kind != "pod" && kind != "workload") {
-    return http::Response::Text(400, "kind: '" + kind + "' is not job, pod or workload\n");
+    return http::Response::Text(400,
+                                "kind: " + web::Quoted(kind) + " is not job, pod or workload\n");
   }
   if (id.empty()) return JsonResponse(request, jobs::JobsBody(ledger.List(kind), attribution));
   if (kind.empty()) return http::Response::Text(400, "id needs kind (job, pod or workload)\n");
   std::optional<jobs::JobUsage> usage = ledger.Find(kind, id);
   if (!usage) {
-    return http::Response::Text(404, "no " + kind + " '" + id +
-                                         "' on this agent (never seen, or ended and "
+    return http::Response::Text(404, "no " + kind + " " + web::Quoted(id) +
+                                         " on this agent (never seen, or ended and "
                                          "no longer kept)\n");
   }
   return JsonResponse(request, jobs::UsageToJson(*usage).dump() + "\n");

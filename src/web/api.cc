@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string_view>
 
 #include "gpuscope/attribution.h"
 #include "gpuscope/attribution_json.h"
 #include "health/report.h"
+#include "health/report_json.h"
 #include "web/params.h"
 
 namespace gpuscope::web {
@@ -322,9 +324,18 @@ Result<std::string> DiagnosisBody(const http::Request& request, const View& view
 }
 
 Result<std::string> HealthBody(const http::Request& request, const View& view) {
-  GPUSCOPE_RETURN_IF_ERROR(CheckParameters(request, {}));
+  GPUSCOPE_RETURN_IF_ERROR(CheckParameters(request, {"id"}));
   if (!view.health) return Status::Unavailable("no sampling cycle has completed yet");
-  return health::FormatJson(*view.health);
+  const std::string_view ids = request.QueryValue("id");
+  if (ids.empty()) return health::FormatJson(*view.health);
+  Result<std::vector<std::size_t>> slots =
+      SelectSmiIds(ids, *view.snapshot, /*mig_selects_gpu=*/true);
+  if (!slots.ok()) return slots.status();
+  std::set<unsigned> gpus;
+  for (std::size_t slot : *slots) gpus.insert(view.snapshot->gpus[slot].index);
+  health::HealthReport narrowed = *view.health;
+  health::KeepGpus(narrowed, gpus);
+  return health::FormatJson(narrowed);
 }
 
 }  // namespace gpuscope::web

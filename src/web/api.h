@@ -90,7 +90,8 @@ std::string WindowJson(const Window& window, const Snapshot& snapshot, const Win
 // /api/v1/diagnosis: gpu=N[&gi=G] narrows to one device; format=json (default)
 // or text. Answers the body, or the 400 message as the error.
 Result<std::string> DiagnosisBody(const http::Request& request, const View& view, bool* is_text);
-// /api/v1/health: no parameters.
+// /api/v1/health: id=IDS narrows the report to the GPUs of `gpuscope health
+// -i IDS` (a MIG UUID: its GPU) and judges the node over them.
 Result<std::string> HealthBody(const http::Request& request, const View& view);
 
 }  // namespace gpuscope::web

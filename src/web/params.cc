@@ -21,7 +21,8 @@ std::string IndexList(const std::set<unsigned>& values) {
   return fmt::format("{}", fmt::join(values, ", "));
 }
 
-// Prints a parameter value safely inside a message (it comes from outside).
+}  // namespace
+
 std::string Quoted(std::string_view value) {
   std::string out = "'";
   for (char c : value.substr(0, 64)) {
@@ -30,16 +31,16 @@ std::string Quoted(std::string_view value) {
   return out + (value.size() > 64 ? "...'" : "'");
 }
 
-}  // namespace
-
-Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot) {
+Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
+                                              bool mig_selects_gpu) {
   // The messages below repeat the ids: only printable ones get that far.
-  if (ids.size() > 1024 ||
+  if (ids.size() > collect::kMaxSmiIdsChars ||
       !std::all_of(ids.begin(), ids.end(), [](char c) { return c >= 0x20 && c < 0x7f; })) {
     return Status::InvalidArgument(fmt::format("id: {} is not a list of GPU ids", Quoted(ids)));
   }
   Result<collect::DeviceSelection> selection = collect::ParseSmiIds(ids);
   if (!selection.ok()) return selection.status().Context("id");
+  selection->mig_selects_gpu = mig_selects_gpu;
   Result<std::vector<std::size_t>> slots = collect::SelectDevices(snapshot.gpus, *selection);
   if (!slots.ok()) return slots.status().Context("id");
   return slots;

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -27,11 +28,17 @@ Status CheckParameters(const http::Request& request,
 Result<std::vector<std::size_t>> SelectDevices(std::string_view gpu, std::string_view gi,
                                                const Snapshot& snapshot, bool allow_all);
 
-// The slots named by id=IDS, `gpuscope diagnose -i`'s list (index, GPU or MIG
-// UUID, PCI bus id; collect/selection.h), selected as locally: a MIG UUID
-// names one instance. NotFound names an id that matches nothing, InvalidArgument a
+// The slots named by id=IDS, the `-i` list of `gpuscope diagnose` and `health`
+// (index, GPU or MIG UUID, PCI bus id; collect/selection.h), selected as
+// locally: a MIG UUID names one instance, or its GPU when `mig_selects_gpu`
+// (health). NotFound names an id that matches nothing, InvalidArgument a
 // malformed list; the message says "id: ...".
-Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot);
+Result<std::vector<std::size_t>> SelectSmiIds(std::string_view ids, const Snapshot& snapshot,
+                                              bool mig_selects_gpu = false);
+
+// A parameter value inside a message, safe to print: quoted, its first 64
+// characters, anything not printable ASCII as '?' (it comes from outside).
+std::string Quoted(std::string_view value);
 
 // A non-negative decimal integer ("7"), or nullopt.
 std::optional<unsigned> ParseIndex(std::string_view text);

@@ -114,7 +114,8 @@ class JobReportsTest(unittest.TestCase):
             within(r["energy_kwh"], sum(d["energy_joules"] for d in devices.values()) / 3.6e6,
                    1e-9, "energy_kwh")
             within(r["cost"], 2 * r["gpu_hours"], 1e-9, "cost")
-            check(set(r["gpus"][0]) == {"uuid", "gpu", "hostname", "sm_active_ratio",
+            check(set(r["gpus"][0]) == {"uuid", "gpu", "mig_profile", "hostname",
+                                        "sm_active_ratio",
                                         "busy_ratio", "memory_peak_bytes", "memory_total_bytes",
                                         "energy_joules", "idle_held_seconds",
                                         "throttled_seconds", "split"},

@@ -214,6 +214,7 @@ class RunCommandTest(unittest.TestCase):
         check(len(report["gpus"]) == 1, report["gpus"])
         gpu = report["gpus"][0]
         check(gpu["gpu"] == 7 and gpu["split"] == "sole holder", gpu)
+        check(gpu["mig_profile"] == "1g.10gb", gpu)  # the instance, as the table says
         # The instance's memory, not the whole GPU's.
         check(gpu["memory_total_bytes"] < 12 * GIB, gpu)
         check(abs(gpu["memory_peak_bytes"] - 5 * GIB) < 0.5 * GIB, gpu)

@@ -52,6 +52,10 @@ BAD = [  # (query, words the 400 message must hold)
     ("/api/v1/window?gpu=all&gi=1&metrics=gpu_util", "gi: not allowed with gpu=all"),
     ("/api/v1/gpus?gpu=1", "unknown parameter 'gpu' (this endpoint takes: none)"),
     ("/api/v1/health?x=%01", "unknown parameter 'x'"),
+    ("/api/v1/health?id=0,", "id: --id: empty entry"),
+    ("/api/v1/health?id=0%1b%5b2J", "id: '0?[2J' is not a list of GPU ids"),
+    ("/api/v1/health?id=" + "7%2c" * 2100, "is not a list of GPU ids"),
+    ("/api/v1/jobs?kind=%1b%5b2J", "kind: '?[2J' is not job, pod or workload"),
     ("/api/v1/diagnosis?format=xml", "format: json or text"),
     ("/api/v1/diagnosis?gpu=all", "gpu: 'all' is not a GPU index"),
 ]

@@ -151,15 +151,18 @@ TEST(CliHealthArgs, AgentAndItsOptions) {
   EXPECT_THAT(stray.status().message(), HasSubstr("go with --agent"));
 }
 
-// Issue 44: `-i 9` exits 6 (not found) as in query, not 2 (a failed GPU, or a typo).
+// Issue 44: `-i 9` exits 6 (not found) as in query, not 2 (a failed GPU, or a typo), with
+// query's message and no report (a GPU that does not exist is not one that cannot be read).
 TEST(CliHealthRun, NoSuchGpuExitsNotFound) {
   std::ostringstream out, err;
   Invocation inv =
       HealthInvocation({"health", "--simulate", "training-8xh100", "-i", "9"}, out, err);
-  ASSERT_TRUE(RunHealth(inv).ok());
+  Status status = RunHealth(inv);
   unsetenv("GPUSCOPE_SIM_SCENARIO");
-  EXPECT_EQ(inv.exit_code, 6) << err.str();
-  EXPECT_THAT(err.str(), HasSubstr("\"9\""));
+  EXPECT_EQ(status.code(), Status::Code::kNotFound);
+  EXPECT_EQ(status.message(), "-i: no GPU matches id \"9\"");
+  EXPECT_EQ(ExitCodeFor(status), 6);
+  EXPECT_EQ(out.str(), "");
 }
 
 TEST(CliHealthArgs, CountGoesWithWatch) {

@@ -71,7 +71,34 @@ TEST(CollectSelectionTest, SmiIdsByIndexUuidAndPciBusId) {
   EXPECT_EQ(pick("12:00.0"), V{2});
   EXPECT_FALSE(SelectDevices(Node(), *ParseSmiIds("GPU-nope")).ok());
   EXPECT_FALSE(ParseSmiIds("1,,2").ok());
+  // The same list goes to an agent's id=: bounded, printable.
+  EXPECT_EQ(ParseSmiIds("0\x1b[2J").status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(ParseSmiIds(std::string(kMaxSmiIdsChars + 1, '0')).status().code(),
+            Status::Code::kInvalidArgument);
+  EXPECT_TRUE(ParseSmiIds(std::string(kMaxSmiIdsChars, '0')).ok());
   EXPECT_EQ(NormalizePciBusId("0000:1a:00.0"), "00000000:1A:00.0");
+}
+
+// health judges whole GPUs: there a MIG UUID selects the GPU that holds it.
+TEST(CollectSelectionTest, MigUuidSelectsItsGpuForHealth) {
+  using V = std::vector<std::size_t>;
+  auto pick = [](const std::string& ids) {
+    Result<DeviceSelection> sel = ParseSmiIds(ids);
+    sel->mig_selects_gpu = true;
+    auto picked = SelectDevices(Node(), *sel);
+    EXPECT_TRUE(picked.ok()) << picked.status().message();
+    return picked.ok() ? *picked : V{};
+  };
+  EXPECT_EQ(pick("MIG-bbbb-1"), V{2});
+  EXPECT_EQ(pick("mig-BBBB-0,2,MIG-bbbb-1"), V{2});  // once
+  EXPECT_EQ(pick("0,MIG-bbbb-0"), (V{0, 2}));
+  std::vector<GpuInfo> instances_only = Node();
+  instances_only.erase(instances_only.begin() + 2);  // no whole-GPU entry: the instance
+  Result<DeviceSelection> sel = ParseSmiIds("MIG-bbbb-1");
+  sel->mig_selects_gpu = true;
+  EXPECT_EQ(*SelectDevices(instances_only, *sel), V{3});
+  sel->ids = {"MIG-nope"};
+  EXPECT_EQ(SelectDevices(Node(), *sel).status().message(), "no GPU matches id \"MIG-nope\"");
 }
 
 TEST(CollectInventoryNamesTest, MigProfileNames) {

@@ -69,13 +69,28 @@ TEST(JobReport, JsonFollowsTheContract) {
   EXPECT_EQ(j["end"], 4600);
   EXPECT_TRUE(j["cost"].is_null());
   const auto& g = j["gpus"][0];
-  EXPECT_EQ(g.size(), 11u);
+  EXPECT_EQ(g.size(), 12u);
   EXPECT_TRUE(g["split"].is_null());  // the source did not split
   EXPECT_EQ(g["uuid"], "GPU-0");
   EXPECT_EQ(g["gpu"], 0);
   EXPECT_NEAR(g["sm_active_ratio"].get<double>(), 3000.0 / 3600, 1e-12);
   EXPECT_TRUE(g["energy_joules"].is_null());  // unknown, never 0
   EXPECT_EQ(g["memory_total_bytes"], 80 * kGiB);
+  EXPECT_TRUE(g["mig_profile"].is_null());  // a whole GPU
+}
+
+// A MIG instance's row names its profile in JSON as the table does ("7 (3g.40gb)"):
+// without it the row read as the whole GPU 7 (same gpu, same parent uuid).
+TEST(JobReport, MigInstanceRowNamesItsProfile) {
+  JobUsage u = BusyJob(1);
+  u.devices[0].device_key = u.devices[0].uuid + "/1";
+  u.devices[0].gpu = 7;
+  u.devices[0].mig_profile = "3g.40gb";
+  const Report r = BuildReport(u, {"agent http://x", {}, {}});
+  EXPECT_NE(ReportTable(r).find("7 (3g.40gb)"), std::string::npos) << ReportTable(r);
+  const nlohmann::json j = nlohmann::json::parse(ReportJson(r));
+  EXPECT_EQ(j["gpus"][0]["gpu"], 7);
+  EXPECT_EQ(j["gpus"][0]["mig_profile"], "3g.40gb");
 }
 
 TEST(JobReport, UnusedGpusAreNamed) {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "health/checks.h"
 #include "web/api.h"
 #include "web/assets.h"
 #include "web/params.h"
@@ -67,6 +68,41 @@ TEST(WebParams, SelectsSmiIdsAsTheCommandLineDoes) {
   EXPECT_EQ(none.status().message(), "id: no GPU matches id \"9\"");
   EXPECT_EQ(SelectSmiIds("0,", s).status().code(), Status::Code::kInvalidArgument);
   EXPECT_EQ(SelectSmiIds("0\n<b>", s).status().message(), "id: '0?<b>' is not a list of GPU ids");
+}
+
+// /api/v1/health?id= narrows as `gpuscope health -i` does: a MIG UUID names its GPU.
+TEST(WebHealth, NarrowsToTheGpusOfId) {
+  Snapshot s = TwoGpus();
+  s.gpus[2].mig_uuid = "MIG-b";
+  auto report = std::make_shared<health::HealthReport>();
+  report->gpus.resize(2);
+  report->gpus[1].gpu = 1;
+  report->gpus[1].verdict = health::Verdict::kWarn;
+  report->verdict = health::Verdict::kWarn;
+  View view;
+  view.snapshot = std::make_shared<const Snapshot>(s);
+  view.health = report;
+  auto body = [&](std::vector<std::pair<std::string_view, std::string_view>> q) {
+    http::Request r = Query(std::move(q));
+    r.path = "/api/v1/health";
+    return HealthBody(r, view);
+  };
+  Result<std::string> mig = body({{"id", "MIG-b"}});
+  ASSERT_TRUE(mig.ok()) << mig.status().message();
+  const nlohmann::json doc = nlohmann::json::parse(*mig);
+  ASSERT_EQ(doc["gpus"].size(), 1u);
+  EXPECT_EQ(doc["gpus"][0]["gpu"], 1);
+  EXPECT_EQ(doc["verdict"], "warn");
+  Result<std::string> zero = body({{"id", "0"}});
+  ASSERT_TRUE(zero.ok());
+  EXPECT_EQ(nlohmann::json::parse(*zero)["verdict"], "ok");  // judged over GPU 0 alone
+  EXPECT_EQ(body({{"id", "MIG-c"}}).status().message(), "id: no GPU matches id \"MIG-c\"");
+  EXPECT_EQ(body({{"id", "MIG-c"}}).status().code(), Status::Code::kNotFound);
+  EXPECT_EQ(body({{"id", "0,"}}).status().code(), Status::Code::kInvalidArgument);
+  EXPECT_EQ(body({{"gpu", "0"}}).status().message(),
+            "unknown parameter 'gpu' (this endpoint takes: id)");
+  EXPECT_EQ(body({{"id", std::string(5000, '0')}}).status().code(),
+            Status::Code::kInvalidArgument);  // bounded: no work for a huge list
 }
 
 TEST(WebParams, QuotesOutsideTextSafely) {
