@@ -53,6 +53,13 @@ struct GpuDiagnosis {
   // Set when the GPU answers GPU_IS_LOST at the window's end: LostSentence,
   // the one finding (no verdict is judged on a GPU that is gone).
   std::string lost;
+  // A virtual GPU of a VM on the vGPU host board `info`, judged over its own
+  // window (Window::InstancePoints); absent for a GPU or a MIG instance.
+  std::optional<VgpuInstance> vgpu;
+  // On a vGPU host board: the diagnosis of each of its virtual GPUs, nested
+  // under the board (one entry per slot stays one entry per device for the
+  // consumers that key on the slot: metrics, web cards, ledger).
+  std::vector<GpuDiagnosis> vgpus;
 };
 
 struct RunOptions {
@@ -60,7 +67,8 @@ struct RunOptions {
   std::vector<std::size_t> slots;  // positions in Snapshot::gpus; empty: all
 };
 
-// Diagnoses each selected GPU over its trailing window. Slots outside the
+// Diagnoses each selected GPU over its trailing window, and each virtual GPU
+// of a vGPU host board over its own (GpuDiagnosis::vgpus). Slots outside the
 // snapshot are skipped.
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
                                       const RunOptions& options);
@@ -75,14 +83,15 @@ void AddKpis(GpuDiagnosis& d, std::vector<KpiSummary> kpis);
 // Human-readable report: per GPU a header, its application KPIs (one line
 // each, with the kpi_regression verdict when there is one), then each
 // finding's verdict, confidence, evidence (value against threshold), signals
-// and action.
+// and action; a vGPU host board's virtual GPUs follow it, each the same way.
 std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
 //  "signals", "evidence": [{"signal", "value", "comparison", "threshold",
 //  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds"}], "activity"?, "lost"?, "kpis"?:
 //  [{"kpi", "family", "workload", "count", "sum", "mean"?, "recent_mean"?, "baseline_mean"?,
-//  "change"?, "regressed", "verdict"?}]}]}, indented by 2.
+//  "change"?, "regressed", "verdict"?}], "vgpus"?: [{the same, with "vgpu_id", "vgpu_uuid",
+//  "vgpu_type", "vm_id", "vm_name"}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
 
 // "GPU 3 (00000000:5D:00.0) is lost (XID 79: fallen off the bus; NVML answers
@@ -92,5 +101,7 @@ std::string LostSentence(const GpuInfo& info, const GpuSample& sample);
 
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".
 std::string GpuLabel(const GpuInfo& info);
+// GpuLabel, or "GPU 0 vGPU 3251634176 H100-20C of VM vm-a" for a virtual GPU.
+std::string DiagnosisLabel(const GpuDiagnosis& d);
 
 }  // namespace gpuscope::analysis
