@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "exports_common.h"
+#include "vgpu_scheduler.h"
 
 using namespace gpuscope::sim;  // NOLINT: C entry points at global scope
 
@@ -81,30 +82,6 @@ const VgpuInstanceSpec* TypeById(const Sim& sim, nvmlVgpuTypeId_t id) {
     }
   }
   return nullptr;
-}
-
-// The share of the board's time the scheduler gives each instance: best
-// effort scales the demands down when they add up to more than the board;
-// equal share caps each at 1/n; fixed share at its framebuffer's share.
-std::vector<double> Granted(const VgpuHostSpec& host) {
-  std::vector<double> out;
-  double demand = 0, fb = 0;
-  for (const VgpuInstanceSpec& v : host.instances) demand += v.util, fb += v.fb_bytes;
-  const double n = static_cast<double>(host.instances.size());
-  for (const VgpuInstanceSpec& v : host.instances) {
-    switch (host.scheduler) {
-      case VgpuScheduler::kBestEffort:
-        out.push_back(demand > 1 ? v.util / demand : v.util);
-        break;
-      case VgpuScheduler::kEqualShare:
-        out.push_back(std::min(v.util, 1 / n));
-        break;
-      case VgpuScheduler::kFixedShare:
-        out.push_back(std::min(v.util, fb > 0 ? v.fb_bytes / fb : 0));
-        break;
-    }
-  }
-  return out;
 }
 
 unsigned Percent(double fraction) { return static_cast<unsigned>(std::lround(fraction * 100)); }
@@ -204,7 +181,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetVgpuUtilization(nvmlDevice_t d,
     return rc::kInsufficientSize;
   }
   *value_type = abi::kValueUint;
-  const std::vector<double> granted = Granted(*host);
+  const std::vector<double> granted = VgpuGranted(*host);
   for (unsigned i = 0; i < n; ++i) {
     nvmlVgpuInstanceUtilizationSample_t& s = samples[i];
     s = {};
@@ -226,7 +203,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetVgpuProcessUtilization(
   if (!count) return rc::kInvalidArgument;
   const VgpuHostSpec* host = nullptr;
   if (nvmlReturn_t r = HostOf(c, &host)) return r;
-  const std::vector<double> granted = Granted(*host);
+  const std::vector<double> granted = VgpuGranted(*host);
   std::vector<unsigned> slots;
   for (unsigned i = 0; i < host->instances.size(); ++i) {
     if (host->instances[i].pid != 0) slots.push_back(i);

@@ -88,6 +88,7 @@ enum class Source : uint8_t {
   kInforom,           // InfoROM checksum and validity
   kFabric,            // nvmlDeviceGetGpuFabricInfoV: NVLink fabric registration and health
   kVgpuLicense,       // in a vGPU guest: nvmlDeviceGetGridLicensableFeatures_v4
+  kVgpuScheduler,     // on a vGPU host board: the scheduler's state and log
   kPcieThroughput,    // nvmlDeviceGetPcieThroughput, or GPM when supported
   kNvLinkThroughput,  // fields 138/139: cumulative KiB, tx and rx
   kGpm,
@@ -201,7 +202,8 @@ struct SmiName {
   X(kFabricManagerStatus) X(kFabricState) X(kFabricErrorCode) X(kFabricCliqueId)        \
   X(kFabricHealthMask) X(kFabricDegradedBandwidth) X(kFabricRouteRecovery)              \
   X(kFabricRouteUnhealthy) X(kFabricAccessTimeoutRecovery) X(kFabricIncorrectConfig)    \
-  X(kVgpuLicensed) X(kVgpuLicenseState)
+  X(kVgpuLicensed) X(kVgpuLicenseState) X(kVgpuSchedulerPolicy) X(kVgpuSchedulerTimeslice) \
+  X(kVgpuSchedulerRunlists) X(kVgpuSchedulerWait)
 // clang-format on
 
 enum class Metric : uint16_t {

@@ -35,8 +35,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "gpuscope/catalog.h"
@@ -108,6 +110,15 @@ class Window {
   std::vector<WindowPoint> Points(std::size_t gpu, double since = 0) const;
   // Points held for one GPU (recent points and buckets, open ones included).
   std::size_t HeldPoints(std::size_t gpu) const;
+
+  // The vGPU instances of a host board, each a window of its own under its
+  // NVML instance id, fed at the slow tier's cadence (the diagnosis of each
+  // virtual GPU). AppendInstances appends one point per instance read and
+  // drops the windows of instances no longer on the board.
+  void AppendInstances(std::size_t gpu,
+                       const std::vector<std::pair<uint32_t, WindowPoint>>& points);
+  std::vector<WindowPoint> InstancePoints(std::size_t gpu, uint32_t instance,
+                                          double since = 0) const;
   std::size_t gpu_count() const;
   const Options& options() const { return options_; }
 
@@ -115,6 +126,7 @@ class Window {
   Options options_;
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<WindowTiers>> gpus_;
+  std::map<std::pair<std::size_t, uint32_t>, std::unique_ptr<WindowTiers>> instances_;
 };
 
 }  // namespace gpuscope

@@ -42,16 +42,18 @@ enum class FindingKind : uint8_t {
   kStarved,          // utilization oscillates with idle gaps, interconnect quiet
   kIdleHeld,         // processes hold memory but the GPU does nothing: waste
   kIdle,             // nothing runs
+  kVgpuContention,   // time-sliced virtual GPUs of a vGPU host wait for each other
 };
 // Adding a kind: rules_table.h says what else it needs (a compile-time check
 // in rules_table.cc fails until the count, this list and the table agree).
-inline constexpr std::size_t kFindingKindCount = 10;
+inline constexpr std::size_t kFindingKindCount = 11;
 inline constexpr std::array<FindingKind, kFindingKindCount> kAllFindingKinds = {
     FindingKind::kComputeBound,    FindingKind::kMemoryCapacity,
     FindingKind::kMemoryBandwidth, FindingKind::kThermalThrottle,
     FindingKind::kPowerCap,        FindingKind::kInterconnect,
     FindingKind::kPcieDegraded,    FindingKind::kStarved,
-    FindingKind::kIdleHeld,        FindingKind::kIdle};
+    FindingKind::kIdleHeld,        FindingKind::kIdle,
+    FindingKind::kVgpuContention};
 
 // "compute_bound", "memory_capacity", ... (metric label values, JSON, labels
 // of the ground-truth scenarios).

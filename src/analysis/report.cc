@@ -113,6 +113,56 @@ nlohmann::json KpiJson(const KpiSummary& k) {
 
 }  // namespace
 
+namespace {
+
+// Judges `d` over `points` (its whole window) with `latest` as its last sample.
+void Judge(GpuDiagnosis& d, std::span<const WindowPoint> points, const GpuSample& latest,
+           const DiagnoseOptions& options) {
+  std::span<const WindowPoint> used = TrailingPoints(points, options.window_seconds);
+  d.points = used.size();
+  d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
+  d.utilization = std::any_of(used.begin(), used.end(),
+                              [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
+  Judgement judged = JudgeTrailing(d.info, used, latest, options);
+  d.findings = std::move(judged.findings);
+  if (latest.state == GpuState::kLost) {
+    d.findings.clear();
+    d.lost = LostSentence(d.info, latest);
+  } else if (d.span_seconds < options.min_span_seconds) {
+    d.needed_seconds = options.min_span_seconds;
+  } else if (d.findings.empty() && d.utilization) {
+    d.activity = std::move(judged.activity);
+  }
+}
+
+// The virtual GPUs of the host board in `board`, each over its own window
+// with the board's clocks, temperature and power where it ran (as a MIG
+// instance has its parent's), its framebuffer as its memory, its VM as its
+// holder.
+void AddVgpus(const Snapshot& snapshot, const Window& window, GpuDiagnosis& board,
+              std::span<const WindowPoint> board_points, const DiagnoseOptions& options) {
+  const GpuSample& sample = snapshot.samples[board.slot];
+  if (sample.state == GpuState::kLost) return;
+  for (const VgpuInstance& v : sample.vgpus) {
+    GpuDiagnosis d;
+    d.slot = board.slot;
+    d.info = board.info;
+    d.vgpu = v;
+    std::vector<WindowPoint> points =
+        WithParentMetrics(window.InstancePoints(board.slot, v.id), board_points);
+    GpuSample latest;
+    if (v.fb_used_bytes) latest.Set(Metric::kMemoryUsed, static_cast<double>(*v.fb_used_bytes));
+    if (v.fb_total_bytes) latest.Set(Metric::kMemoryTotal, static_cast<double>(*v.fb_total_bytes));
+    Judge(d, points, latest, options);
+    for (const Holder& h : board.holders) {
+      if (h.workload == v.vm()) d.holders.push_back(h);
+    }
+    board.vgpus.push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
                                       const RunOptions& options) {
   std::vector<std::size_t> slots = options.slots;
@@ -125,30 +175,18 @@ std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& wi
     GpuDiagnosis d;
     d.slot = slot;
     d.info = snapshot.gpus[slot];
-    std::vector<WindowPoint> points = window.Points(slot);
+    const std::vector<WindowPoint> own = window.Points(slot);
+    std::vector<WindowPoint> points = own;
     // A MIG instance runs at its GPU's clock, temperature and power.
     if (std::optional<std::size_t> parent = ParentSlot(snapshot.gpus, d.info)) {
       points = WithParentMetrics(points, window.Points(*parent));
     }
-    std::span<const WindowPoint> used = TrailingPoints(points, options.diagnose.window_seconds);
-    d.points = used.size();
-    d.span_seconds = used.empty() ? 0 : used.back().t - used.front().t;
-    d.utilization = std::any_of(used.begin(), used.end(),
-                                [](const WindowPoint& p) { return p.Has(Metric::kGpuUtil); });
-    Judgement judged = JudgeTrailing(d.info, used, snapshot.samples[slot], options.diagnose);
-    d.findings = std::move(judged.findings);
-    if (snapshot.samples[slot].state == GpuState::kLost) {
-      d.findings.clear();
-      d.lost = LostSentence(d.info, snapshot.samples[slot]);
-    } else if (d.span_seconds < options.diagnose.min_span_seconds) {
-      d.needed_seconds = options.diagnose.min_span_seconds;
-    } else if (d.findings.empty() && d.utilization) {
-      d.activity = std::move(judged.activity);
-    }
+    Judge(d, points, snapshot.samples[slot], options.diagnose);
     if (snapshot.attribution) {
       d.holders = snapshot.attribution->Of(d.info);
       d.processes = snapshot.attribution->Holdings(snapshot.samples[slot].processes);
     }
+    AddVgpus(snapshot, window, d, own, options.diagnose);
     out.push_back(std::move(d));
   }
   return out;
@@ -189,6 +227,12 @@ std::string GpuLabel(const GpuInfo& info) {
   return label;
 }
 
+std::string DiagnosisLabel(const GpuDiagnosis& d) {
+  if (!d.vgpu) return GpuLabel(d.info);
+  return fmt::format("GPU {} vGPU {} {} of VM {}", d.info.index, d.vgpu->id, d.vgpu->type,
+                     d.vgpu->vm());
+}
+
 namespace {
 
 std::string NoFindingLine(const GpuDiagnosis& d) {
@@ -210,55 +254,77 @@ std::string NoFindingLine(const GpuDiagnosis& d) {
 
 }  // namespace
 
+namespace {
+
+void FormatOne(const GpuDiagnosis& d, std::string& out) {
+  const std::string& uuid = d.vgpu                    ? d.vgpu->uuid
+                            : d.info.mig_uuid.empty() ? d.info.uuid
+                                                      : d.info.mig_uuid;
+  // Points, not samples: older ones are buckets of several samples.
+  const std::string identity = d.info.name.empty() && uuid.empty()
+                                   ? "(identity unknown: lost before first read)"
+                                   : d.info.name + " (" + uuid + ")";
+  out += fmt::format("{}: {}  window {:.0f}s, {} point{}\n", DiagnosisLabel(d), identity,
+                     d.span_seconds, d.points, d.points == 1 ? "" : "s");
+  for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
+  for (const ProcessHolding& p : d.processes) {
+    if (!p.holder.workload.empty()) {
+      out += fmt::format("  process {} {}: {}\n", p.pid, p.name, p.holder.Describe());
+    }
+  }
+  for (const KpiSummary& k : d.kpis) out += KpiLine(k);
+  if (!d.lost.empty()) {
+    out += "  GPU lost: " + d.lost + "\n";
+  } else if (d.findings.empty()) {
+    out += NoFindingLine(d);
+  }
+  for (const Finding& f : d.findings) FormatFinding(f, d, out);
+  for (const GpuDiagnosis& v : d.vgpus) FormatOne(v, out);
+}
+
+nlohmann::json DiagnosisJson(const GpuDiagnosis& d) {
+  nlohmann::json g = {{"index", d.info.index},   {"uuid", d.info.uuid},
+                      {"name", d.info.name},     {"window_seconds", d.span_seconds},
+                      {"points", d.points},      {"findings", nlohmann::json::array()},
+                      {"holders", d.holders},    {"utilization_available", d.utilization},
+                      {"processes", d.processes}};
+  if (d.info.gpu_instance_id) {
+    g["gpu_instance_id"] = *d.info.gpu_instance_id;
+    g["mig_uuid"] = d.info.mig_uuid;
+    g["mig_profile"] = d.info.mig_profile;
+  }
+  if (d.vgpu) {
+    g["vgpu_id"] = d.vgpu->id;
+    g["vgpu_uuid"] = d.vgpu->uuid;
+    g["vgpu_type"] = d.vgpu->type;
+    g["vm_id"] = d.vgpu->vm_id;
+    g["vm_name"] = d.vgpu->vm_name;
+  }
+  for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f, d.scenario_clock));
+  if (!d.activity.empty()) g["activity"] = d.activity;
+  if (!d.lost.empty()) g["lost"] = d.lost;
+  if (!d.kpis.empty()) {
+    g["kpis"] = nlohmann::json::array();
+    for (const KpiSummary& k : d.kpis) g["kpis"].push_back(KpiJson(k));
+  }
+  if (!d.vgpus.empty()) {
+    g["vgpus"] = nlohmann::json::array();
+    for (const GpuDiagnosis& v : d.vgpus) g["vgpus"].push_back(DiagnosisJson(v));
+  }
+  return g;
+}
+
+}  // namespace
+
 std::string FormatText(const std::vector<GpuDiagnosis>& results) {
   std::string out;
-  for (const GpuDiagnosis& d : results) {
-    const std::string& uuid = d.info.mig_uuid.empty() ? d.info.uuid : d.info.mig_uuid;
-    // Points, not samples: older ones are buckets of several samples.
-    const std::string identity = d.info.name.empty() && uuid.empty()
-                                     ? "(identity unknown: lost before first read)"
-                                     : d.info.name + " (" + uuid + ")";
-    out += fmt::format("{}: {}  window {:.0f}s, {} point{}\n", GpuLabel(d.info), identity,
-                       d.span_seconds, d.points, d.points == 1 ? "" : "s");
-    for (const Holder& h : d.holders) out += fmt::format("  serves {}\n", h.Describe());
-    for (const ProcessHolding& p : d.processes) {
-      if (!p.holder.workload.empty()) {
-        out += fmt::format("  process {} {}: {}\n", p.pid, p.name, p.holder.Describe());
-      }
-    }
-    for (const KpiSummary& k : d.kpis) out += KpiLine(k);
-    if (!d.lost.empty()) {
-      out += "  GPU lost: " + d.lost + "\n";
-    } else if (d.findings.empty()) {
-      out += NoFindingLine(d);
-    }
-    for (const Finding& f : d.findings) FormatFinding(f, d, out);
-  }
+  for (const GpuDiagnosis& d : results) FormatOne(d, out);
   return out;
 }
 
 std::string FormatJson(const std::vector<GpuDiagnosis>& results) {
   nlohmann::json gpus = nlohmann::json::array();
-  for (const GpuDiagnosis& d : results) {
-    nlohmann::json g = {{"index", d.info.index},   {"uuid", d.info.uuid},
-                        {"name", d.info.name},     {"window_seconds", d.span_seconds},
-                        {"points", d.points},      {"findings", nlohmann::json::array()},
-                        {"holders", d.holders},    {"utilization_available", d.utilization},
-                        {"processes", d.processes}};
-    if (d.info.gpu_instance_id) {
-      g["gpu_instance_id"] = *d.info.gpu_instance_id;
-      g["mig_uuid"] = d.info.mig_uuid;
-      g["mig_profile"] = d.info.mig_profile;
-    }
-    for (const Finding& f : d.findings) g["findings"].push_back(FindingJson(f, d.scenario_clock));
-    if (!d.activity.empty()) g["activity"] = d.activity;
-    if (!d.lost.empty()) g["lost"] = d.lost;
-    if (!d.kpis.empty()) {
-      g["kpis"] = nlohmann::json::array();
-      for (const KpiSummary& k : d.kpis) g["kpis"].push_back(KpiJson(k));
-    }
-    gpus.push_back(std::move(g));
-  }
+  for (const GpuDiagnosis& d : results) gpus.push_back(DiagnosisJson(d));
   return nlohmann::json{{"gpus", gpus}}.dump(2) + "\n";
 }
 

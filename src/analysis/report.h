@@ -57,6 +57,13 @@ struct GpuDiagnosis {
   // its times are seconds of the scenario clock, not Unix time, and "since"
   // reads "1m00s into the scenario" (JSON: "clock": "scenario").
   bool scenario_clock = false;
+  // A virtual GPU of a VM on the vGPU host board `info`, judged over its own
+  // window (Window::InstancePoints); absent for a GPU or a MIG instance.
+  std::optional<VgpuInstance> vgpu;
+  // On a vGPU host board: the diagnosis of each of its virtual GPUs, nested
+  // under the board (one entry per slot stays one entry per device for the
+  // consumers that key on the slot: metrics, web cards, ledger).
+  std::vector<GpuDiagnosis> vgpus;
 };
 
 struct RunOptions {
@@ -64,7 +71,8 @@ struct RunOptions {
   std::vector<std::size_t> slots;  // positions in Snapshot::gpus; empty: all
 };
 
-// Diagnoses each selected GPU over its trailing window. Slots outside the
+// Diagnoses each selected GPU over its trailing window, and each virtual GPU
+// of a vGPU host board over its own (GpuDiagnosis::vgpus). Slots outside the
 // snapshot are skipped.
 std::vector<GpuDiagnosis> RunDiagnose(const Snapshot& snapshot, const Window& window,
                                       const RunOptions& options);
@@ -79,7 +87,7 @@ void AddKpis(GpuDiagnosis& d, std::vector<KpiSummary> kpis);
 // Human-readable report: per GPU a header, its application KPIs (one line
 // each, with the kpi_regression verdict when there is one), then each
 // finding's verdict, confidence, evidence (value against threshold), signals
-// and action.
+// and action; a vGPU host board's virtual GPUs follow it, each the same way.
 std::string FormatText(const std::vector<GpuDiagnosis>& results);
 // {"gpus": [{"index", "uuid", "name", "window_seconds", "points",
 //  "findings": [{"kind", "confidence", "fallback", "verdict", "action",
@@ -87,7 +95,8 @@ std::string FormatText(const std::vector<GpuDiagnosis>& results);
 //  "unit", "met"}], "oom_eta_seconds"?, "since", "since_seconds", "clock"?}], "activity"?, "lost"?,
 //  "kpis"?:
 //  [{"kpi", "family", "workload", "count", "sum", "mean"?, "recent_mean"?, "baseline_mean"?,
-//  "change"?, "regressed", "verdict"?}]}]}, indented by 2.
+//  "change"?, "regressed", "verdict"?}], "vgpus"?: [{the same, with "vgpu_id", "vgpu_uuid",
+//  "vgpu_type", "vm_id", "vm_name"}]}]}, indented by 2.
 std::string FormatJson(const std::vector<GpuDiagnosis>& results);
 
 // "GPU 3 (00000000:5D:00.0) is lost (XID 79: fallen off the bus; NVML answers
@@ -97,5 +106,7 @@ std::string LostSentence(const GpuInfo& info, const GpuSample& sample);
 
 // "GPU 0" or "GPU 0 MIG 1g.10gb (GI 7)".
 std::string GpuLabel(const GpuInfo& info);
+// GpuLabel, or "GPU 0 vGPU 3251634176 H100-20C of VM vm-a" for a virtual GPU.
+std::string DiagnosisLabel(const GpuDiagnosis& d);
 
 }  // namespace gpuscope::analysis

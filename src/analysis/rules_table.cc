@@ -26,6 +26,7 @@ constexpr bool KindListed(FindingKind kind) {
     case FindingKind::kStarved:
     case FindingKind::kIdleHeld:
     case FindingKind::kIdle:
+    case FindingKind::kVgpuContention:
       return true;
   }
   return false;

@@ -45,6 +45,7 @@ std::optional<Finding> DetectPcieDegraded(const Signals& s, const DiagnoseOption
 std::optional<Finding> DetectStarved(const Signals& s, const DiagnoseOptions& o);
 std::optional<Finding> DetectIdleHeld(const Signals& s, const DiagnoseOptions& o);
 std::optional<Finding> DetectIdle(const Signals& s, const DiagnoseOptions& o);
+std::optional<Finding> DetectVgpuContention(const Signals& s, const DiagnoseOptions& o);
 
 // When a rule is judged, in this order.
 enum class Stage : uint8_t {
@@ -113,12 +114,14 @@ inline constexpr const Threshold* kIdleHeldThresholds[] = {&kHeldMinBytes};
 inline constexpr Metric kIdleInputs[] = {kGpuUtil};
 inline constexpr const Threshold* kIdleThresholds[] = {
     &kIdleMinShare, &kIdleRunSeconds, &kHeldMinBytes, &kServingMinBursts, &kServingMinGapShare};
+inline constexpr Metric kVgpuContentionInputs[] = {kVgpuSchedulerWait, kVgpuSchedulerRunlists};
+inline constexpr const Threshold* kVgpuContentionThresholds[] = {&kVgpuWaitHigh, &kVgpuMinRunlists};
 }  // namespace rule_facts
 
 // clang-format off
 inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
   {FindingKind::kComputeBound, "compute_bound", "compute-bound (healthy)",
-   Stage::kHealthy, 9, /*recent=*/true, /*limits=*/false, /*when_idle=*/false,
+   Stage::kHealthy, 10, /*recent=*/true, /*limits=*/false, /*when_idle=*/false,
    OnsetSignal::kBusy,
    rule_facts::kComputeInputs, rule_facts::kComputeThresholds, DetectComputeBound,
    "Healthy saturated state: only batch size, kernel choice (tensor cores, mixed precision) or "
@@ -219,6 +222,20 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "GPU with >= 3 bursts of work in the window and gaps >= 50% of it is serving (an activity "
    "line, no finding)",
    "none"},
+  {FindingKind::kVgpuContention, "vgpu_contention", "vGPU scheduler contention",
+   Stage::kLimit, 9, /*recent=*/true, /*limits=*/true, /*when_idle=*/false,
+   OnsetSignal::kBusy,
+   rule_facts::kVgpuContentionInputs, rule_facts::kVgpuContentionThresholds,
+   DetectVgpuContention,
+   "The VMs take turns on a time-sliced board: give each a guaranteed share (equal_share or "
+   "fixed_share scheduler, with a time slice that suits the workload), move a busy VM to a "
+   "less loaded board, or use MIG-backed vGPU profiles so each VM has SMs of its own. See "
+   "runbook GpuVgpuSchedulerContention.",
+   "on a vGPU host board, >= 2 virtual GPUs ran in the scheduler's log and they spent >= 25% of "
+   "their working time preempted, waiting for their turn (nvmlDeviceGetVgpuSchedulerLog: "
+   "cumulative preemption time against run time, per software runlist); each instance's own "
+   "verdict is judged on its share of the time the scheduler let it run",
+   "equal or fixed share, move a VM, MIG-backed vGPU"},
 }};
 // clang-format on
 

@@ -178,4 +178,14 @@ inline constexpr Threshold kOnsetMinSide = {
     "each side of a change point spans at least this: a lone sample or a periodic gap is no "
     "onset"};
 
+// vGPU scheduler contention.
+inline constexpr Threshold kVgpuWaitHigh = {
+    "vgpu_wait_high", 0.25, "ratio",
+    "the virtual GPUs in the scheduler's log spend at least this share of the time they have work "
+    "preempted: a quarter of their time lost to the others' turns slows every VM visibly"};
+inline constexpr Threshold kVgpuMinRunlists = {
+    "vgpu_min_runlists", 2, "count",
+    "contention needs at least two virtual GPUs running: one alone waits only on its policy's "
+    "cap, not on another VM"};
+
 }  // namespace gpuscope::analysis

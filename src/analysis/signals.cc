@@ -395,6 +395,7 @@ Signals ComputeSignals(const GpuInfo& info, std::span<const WindowPoint> points,
   PowerClockSignals(points, latest, s);
   LinkSignalsOf(info, points, latest, options, s);
   ProcessSignals(latest, s);
+  VgpuSchedulerSignals(points, latest, s);
   return s;
 }
 

@@ -99,6 +99,12 @@ struct Signals {
   // Temperatures, Celsius.
   std::optional<double> temp_max, slowdown_temp;
 
+  // A vGPU host board's scheduler (slow tier, absent elsewhere): the share of
+  // their working time its virtual GPUs waited, how many ran, and its policy
+  // and time slice at the last point.
+  std::optional<Summary> vgpu_wait, vgpu_runlists;
+  std::optional<double> vgpu_policy, vgpu_timeslice_s;
+
   // Interconnect.
   std::optional<LinkSignals> pcie, nvlink;
   // pcie_gen: the highest generation in the window (an idle link parks lower).
@@ -142,5 +148,10 @@ std::vector<RecentSignals> ComputeRecentSignals(const GpuInfo& info,
 double PcieCapacityBytesPerSecond(unsigned gen, unsigned width);
 // NVLink GB/s per link per direction for an architecture name ("Hopper").
 double NvLinkGbpsPerLink(const std::string& architecture);
+
+// The vGPU scheduler's signals of a host board (signals_vgpu.cc; nothing
+// elsewhere): its wait ratio and runlists over the window, its policy and
+// time slice at the end.
+void VgpuSchedulerSignals(std::span<const WindowPoint> points, const GpuSample& latest, Signals& s);
 
 }  // namespace gpuscope::analysis

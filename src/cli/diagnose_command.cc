@@ -215,7 +215,10 @@ Status RunDiagnose(Invocation& inv) {
   options.slots = *slots;
   std::vector<analysis::GpuDiagnosis> results = analysis::RunDiagnose(
       *Attribute(inv.common, sampled->snapshot), sampled->sampler->window(), options);
-  for (analysis::GpuDiagnosis& d : results) d.scenario_clock = offline;
+  for (analysis::GpuDiagnosis& d : results) {
+    d.scenario_clock = offline;
+    for (analysis::GpuDiagnosis& v : d.vgpus) v.scenario_clock = offline;
+  }
   *inv.out << (args->json ? analysis::FormatJson(results) : analysis::FormatText(results));
   for (const analysis::GpuDiagnosis& d : results) {
     if (!d.lost.empty()) return GpuLost(d.lost);  // the finding, and the exit code of the table

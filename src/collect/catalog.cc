@@ -147,6 +147,8 @@ std::string_view SourceCall(Source source) {
       return "nvmlDeviceGetInforomConfigurationChecksum / ValidateInforom";
     case Source::kVgpuLicense:
       return "nvmlDeviceGetGridLicensableFeatures_v4 (in a vGPU guest: virtualization mode 2)";
+    case Source::kVgpuScheduler:
+      return "nvmlDeviceGetVgpuSchedulerState / GetVgpuSchedulerLog (on a vGPU host: mode 3)";
     case Source::kPcieThroughput:
       return "GPM PCIe rates, else nvmlDeviceGetPcieThroughput";
     case Source::kGpm:

@@ -310,6 +310,23 @@ inline constexpr std::array<MetricDef, kMetricCount> kRows = {{
    "In a vGPU guest: the licence as NVML's NVML_GRID_LICENSE_STATE_*: 5 licensed, 2 "
    "unlicensed in the 20-minute grace period (full capability), 3 unlicensed and restricted, "
    "4 unlicensed (no expiry known); absent off a guest."},
+  // vGPU host board: its time-slicing scheduler (readers_vgpu_scheduler.cc).
+  {kVgpuSchedulerPolicy, "vgpu_scheduler_policy", kWork, kSlow, kVgpuScheduler, kNoRead,
+   Native("gpuscope_vgpu_scheduler_policy_state", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "On a vGPU host board: the vGPU scheduler's policy, 1 best effort, 2 equal share, 3 fixed "
+   "share (nvmlDeviceGetVgpuSchedulerState); absent off a host."},
+  {kVgpuSchedulerTimeslice, "vgpu_scheduler_timeslice", kWork, kSlow, kVgpuScheduler, kNoRead,
+   Native("gpuscope_vgpu_scheduler_timeslice_seconds", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "On a vGPU host board: the time slice each virtual GPU runs before the next one's turn."},
+  {kVgpuSchedulerRunlists, "vgpu_scheduler_runlists", kWork, kSlow, kVgpuScheduler, kNoRead,
+   Native("gpuscope_vgpu_scheduler_runlists_active", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "On a vGPU host board: virtual GPUs (software runlists) that ran in the scheduler's log "
+   "(its last 200 time slices)."},
+  {kVgpuSchedulerWait, "vgpu_scheduler_wait", kWork, kSlow, kVgpuScheduler, kNoRead,
+   Native("gpuscope_vgpu_scheduler_wait_ratio", kGauge), kAlways, kNoDcgm, kNoSmi,
+   "On a vGPU host board: the share of the time they had work that the virtual GPUs in the "
+   "scheduler's log spent preempted, waiting for their turn (mean over them; "
+   "nvmlDeviceGetVgpuSchedulerLog). Near 0 without contention."},
 
   // Temperature.
   {kGpuTemp, "gpu_temp", kHealth, kFast, kTemperature, kNoRead,

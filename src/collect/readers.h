@@ -80,6 +80,9 @@ void ReadDeviceCount(ReadContext& ctx);
 void ReadInforom(ReadContext& ctx);
 // In a vGPU guest (kVirtualizationMode 2, read first): the licence.
 void ReadGuestLicense(ReadContext& ctx);
+// On a vGPU host board: the scheduler's policy, time slice and, from its log,
+// how long the virtual GPUs wait for their turn (readers_vgpu_scheduler.cc).
+void ReadVgpuScheduler(ReadContext& ctx);
 void ReadPerformanceState(ReadContext& ctx);
 void ReadPcieLink(ReadContext& ctx);
 void ReadGpm(ReadContext& ctx, GpmState& gpm);

@@ -55,6 +55,7 @@ constexpr ReaderEntry kReaders[] = {
     {Source::kInforom, Plain<ReadInforom>},
     {Source::kFabric, Plain<ReadFabric>},
     {Source::kVgpuLicense, Plain<ReadGuestLicense>},
+    {Source::kVgpuScheduler, Plain<ReadVgpuScheduler>},
     {Source::kFieldValue, Plain<ReadFieldFallbacks>},
     {Source::kIntegral, nullptr, true},  // the sampler's integrals (integrals.cc)
     {Source::kPeak, nullptr, true},      // the sampler's trailing-window peaks
@@ -84,6 +85,8 @@ static_assert(Position(Source::kFieldValue) < Position(Source::kNvLinkThroughput
               "the NVLink total needs the field batch first");
 static_assert(Position(Source::kModes) < Position(Source::kVgpuLicense),
               "the guest licence is read only in a guest: the virtualization mode first");
+static_assert(Position(Source::kModes) < Position(Source::kVgpuScheduler),
+              "the vGPU scheduler is read only on a host: the virtualization mode first");
 static_assert(Position(Source::kGpm) < Position(Source::kPcieThroughput),
               "GPM PCIe rates replace nvmlDeviceGetPcieThroughput: GPM first");
 

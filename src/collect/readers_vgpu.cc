@@ -61,10 +61,6 @@ void ReadVgpus(ReadContext& ctx, VgpuState& state) {
       state.last_seen_us = std::max<uint64_t>(state.last_seen_us, s.timestamp_us);
     }
   }
-  if (auto sched = ctx.Try<nvml::VgpuSchedulerState>("nvmlDeviceGetVgpuSchedulerState",
-                                                     [&] { return d.VgpuScheduler(); })) {
-    ctx.reading().sample.vgpu_scheduler_policy = sched->policy;
-  }
   ctx.reading().sample.vgpus = std::move(out);
 }
 

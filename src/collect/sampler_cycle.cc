@@ -8,6 +8,7 @@
 #include "collect/read_context.h"
 #include "collect/sampler.h"
 #include "collect/sampler_slot.h"
+#include "collect/vgpu_window.h"
 
 namespace gpuscope::collect {
 namespace {
@@ -178,6 +179,10 @@ void Sampler::Apply(std::size_t position, Reading&& reading) {
   slot.sample.state_reason = failed ? reading.error : "";
   slot.sample.sampled_at = reading.t;
   if (reading.tiers.fast && !failed) window_.Append(position, ToPoint(reading.t, slot.sample));
+  // Each vGPU instance's window, at the cadence its utilization is read.
+  if (reading.tiers.slow && !failed) {
+    window_.AppendInstances(position, VgpuPoints(reading.t, slot.sample));
+  }
 }
 
 void Sampler::MarkLost(Slot& slot, const Reading& reading) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 #include "collect/window_tiers.h"
 
@@ -50,6 +51,29 @@ void Window::Append(std::size_t gpu, const WindowPoint& point) {
   std::lock_guard lock(mu_);
   while (gpus_.size() <= gpu) gpus_.push_back(std::make_unique<WindowTiers>(options_));
   gpus_[gpu]->Append(point);
+}
+
+void Window::AppendInstances(std::size_t gpu,
+                             const std::vector<std::pair<uint32_t, WindowPoint>>& points) {
+  std::lock_guard lock(mu_);
+  for (auto it = instances_.lower_bound({gpu, 0});
+       it != instances_.end() && it->first.first == gpu;) {
+    const bool read = std::any_of(points.begin(), points.end(),
+                                  [&](const auto& p) { return p.first == it->first.second; });
+    it = read ? std::next(it) : instances_.erase(it);
+  }
+  for (const auto& [id, point] : points) {
+    std::unique_ptr<WindowTiers>& tiers = instances_[{gpu, id}];
+    if (!tiers) tiers = std::make_unique<WindowTiers>(options_);
+    tiers->Append(point);
+  }
+}
+
+std::vector<WindowPoint> Window::InstancePoints(std::size_t gpu, uint32_t instance,
+                                                double since) const {
+  std::lock_guard lock(mu_);
+  auto it = instances_.find({gpu, instance});
+  return it == instances_.end() ? std::vector<WindowPoint>{} : it->second->Points(since);
 }
 
 std::vector<WindowPoint> Window::Points(std::size_t gpu, double since) const {

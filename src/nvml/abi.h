@@ -239,6 +239,35 @@ typedef struct {                 // nvmlVgpuSchedulerGetState_t, sizeof 16
   } schedulerParams;
 } nvmlVgpuSchedulerGetState_t;
 
+// The vGPU scheduler's log (NVML_SCHEDULER_SW_MAX_LOG_ENTRIES): one entry per
+// time slice a software runlist (a vGPU) ran, times in ns.
+enum { kNvmlVgpuSchedulerMaxLogEntries = 200 };
+typedef struct {                                // nvmlVgpuSchedulerLogEntry_t, sizeof 48
+  unsigned long long timestamp;                 // when this runlist was preempted
+  unsigned long long timeRunTotal;              // its run time since it started
+  unsigned long long timeRun;                   // its run time in this slice
+  unsigned int swRunlistId;                     // the software runlist
+  unsigned long long targetTimeSlice;           // the slice the scheduler aimed at
+  unsigned long long cumulativePreemptionTime;  // its time preempted so far
+} nvmlVgpuSchedulerLogEntry_t;
+
+typedef struct {  // nvmlVgpuSchedulerLog_t, sizeof 9624
+  unsigned int engineId;
+  unsigned int schedulerPolicy;
+  unsigned int arrMode;
+  decltype(nvmlVgpuSchedulerGetState_t::schedulerParams) schedulerParams;
+  unsigned int entriesCount;
+  nvmlVgpuSchedulerLogEntry_t logEntries[kNvmlVgpuSchedulerMaxLogEntries];
+} nvmlVgpuSchedulerLog_t;
+
+typedef struct {                        // nvmlVgpuSchedulerCapabilities_t, sizeof 40
+  unsigned int supportedSchedulers[3];  // NVML_SUPPORTED_VGPU_SCHEDULER_POLICY_COUNT
+  unsigned int maxTimeslice, minTimeslice;
+  unsigned int isArrModeSupported;
+  unsigned int maxFrequencyForARR, minFrequencyForARR;
+  unsigned int maxAvgFactorForARR, minAvgFactorForARR;
+} nvmlVgpuSchedulerCapabilities_t;
+
 }  // extern "C"
 
 // Every NVML function the project uses, once: X(exported name, need, params).
@@ -382,6 +411,9 @@ typedef struct {                 // nvmlVgpuSchedulerGetState_t, sizeof 16
      nvmlVgpuProcessUtilizationSample_t* samples))                                               \
   X(nvmlDeviceGetVgpuSchedulerState, Optional,                                                   \
     (nvmlDevice_t d, nvmlVgpuSchedulerGetState_t * state))                                       \
+  X(nvmlDeviceGetVgpuSchedulerLog, Optional, (nvmlDevice_t d, nvmlVgpuSchedulerLog_t * log))     \
+  X(nvmlDeviceGetVgpuSchedulerCapabilities, Optional,                                            \
+    (nvmlDevice_t d, nvmlVgpuSchedulerCapabilities_t * caps))                                    \
   X(nvmlDeviceGetGridLicensableFeatures_v4, Optional,                                            \
     (nvmlDevice_t d, nvmlGridLicensableFeatures_t * features))
 

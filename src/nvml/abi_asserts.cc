@@ -141,6 +141,16 @@ static_assert(offsetof(nvmlGridLicensableFeatures_t, gridLicensableFeatures) == 
 static_assert(sizeof(nvmlVgpuSchedulerGetState_t) == 16);
 static_assert(offsetof(nvmlVgpuSchedulerGetState_t, arrMode) == 4);
 static_assert(offsetof(nvmlVgpuSchedulerGetState_t, schedulerParams) == 8);
+static_assert(sizeof(nvmlVgpuSchedulerLogEntry_t) == 48);
+static_assert(offsetof(nvmlVgpuSchedulerLogEntry_t, swRunlistId) == 24);
+static_assert(offsetof(nvmlVgpuSchedulerLogEntry_t, targetTimeSlice) == 32);
+static_assert(offsetof(nvmlVgpuSchedulerLogEntry_t, cumulativePreemptionTime) == 40);
+static_assert(offsetof(nvmlVgpuSchedulerLog_t, schedulerParams) == 12);
+static_assert(offsetof(nvmlVgpuSchedulerLog_t, entriesCount) == 20);
+static_assert(offsetof(nvmlVgpuSchedulerLog_t, logEntries) == 24);
+static_assert(sizeof(nvmlVgpuSchedulerLog_t) == 9624);
+static_assert(sizeof(nvmlVgpuSchedulerCapabilities_t) == 40);
+static_assert(offsetof(nvmlVgpuSchedulerCapabilities_t, maxTimeslice) == 12);
 
 }  // namespace
 }  // namespace gpuscope::nvml

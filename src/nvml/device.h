@@ -196,6 +196,15 @@ struct VgpuSchedulerState {
   uint32_t policy = 0;  // 1 best effort, 2 equal share, 3 fixed share
   uint32_t timeslice_us = 0;
 };
+// One software runlist's latest slice in the vGPU scheduler's log: its run
+// and preempted (waiting) totals, ns.
+struct VgpuRunlistLog {
+  uint32_t runlist = 0;
+  uint64_t first_timestamp_ns = 0, last_timestamp_ns = 0;  // its entries' span in the log
+  uint64_t run_ns = 0;        // timeRunTotal, newest minus oldest entry (plus the oldest slice)
+  uint64_t preempted_ns = 0;  // cumulativePreemptionTime, newest minus oldest entry
+  uint64_t target_slice_ns = 0;
+};
 // vGPU, guest side: the licence of this virtual GPU's licensed feature.
 struct GuestLicense {
   bool licensed = false;
@@ -309,6 +318,9 @@ class Device {
   Result<std::vector<VgpuUtilizationSample>> VgpuUtilization(uint64_t last_seen_us) const;
   Result<std::vector<VgpuProcessSample>> VgpuProcessUtilization(uint64_t last_seen_us) const;
   Result<VgpuSchedulerState> VgpuScheduler() const;
+  // nvmlDeviceGetVgpuSchedulerLog: per runlist what its entries in the log
+  // (the last 200 slices) add up to (device_vgpu_scheduler.cc).
+  Result<std::vector<VgpuRunlistLog>> VgpuSchedulerLog() const;
   // vGPU guest: the licence (NOT_SUPPORTED off a guest).
   Result<GuestLicense> GridLicense() const;
 

@@ -97,6 +97,13 @@ std::vector<Case> Cases() {
                                   },
                                   HoldMemory)});
   out.push_back({"idle", Gpu(true, idle)});
+  // A vGPU host board whose three busy VMs wait two thirds of their time.
+  FakeGpu sliced = Gpu(true, keep);
+  SetOnPoints(sliced, Metric::kVgpuSchedulerWait, 0.67);
+  SetOnPoints(sliced, Metric::kVgpuSchedulerRunlists, 3);
+  SetOnPoints(sliced, Metric::kVgpuSchedulerPolicy, 1);
+  SetOnPoints(sliced, Metric::kVgpuSchedulerTimeslice, 0.002);
+  out.push_back({"vgpu_contention", sliced});
   out.push_back({"idle_narrow_full", Gpu(
                                          true,
                                          [&idle](int i, Level& l) {
@@ -123,7 +130,8 @@ TEST(RuleTable, NamesAreTheWireNamesAndRoundTrip) {
   // Metric labels, JSON and the .expect files carry these: never renamed.
   const std::vector<std::string> wire = {
       "compute_bound",      "memory_capacity", "memory_bandwidth", "thermal_throttle", "power_cap",
-      "interconnect_bound", "pcie_degraded",   "starved",          "idle_held",        "idle"};
+      "interconnect_bound", "pcie_degraded",   "starved",          "idle_held",        "idle",
+      "vgpu_contention"};
   ASSERT_EQ(wire.size(), kFindingKindCount);
   for (std::size_t i = 0; i < kFindingKindCount; ++i) {
     FindingKind k = kAllFindingKinds[i];
