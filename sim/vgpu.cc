@@ -155,7 +155,7 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerState(nvmlDevice_t d,
   *state = {};
   state->schedulerPolicy = static_cast<unsigned>(host->scheduler);
   state->arrMode = 1;  // adaptive round-robin disabled
-  state->schedulerParams.vgpuSchedData.timeslice = host->timeslice_us;
+  state->schedulerParams.vgpuSchedData.timeslice = host->timeslice_us * 1000;  // NVML: ns
   return rc::kSuccess;
 }
 

@@ -64,7 +64,8 @@ SIM_EXPORT nvmlReturn_t nvmlDeviceGetVgpuSchedulerLog(nvmlDevice_t d, nvmlVgpuSc
   log->engineId = engine;
   log->schedulerPolicy = static_cast<unsigned>(host.scheduler);
   log->arrMode = 1;  // adaptive round-robin disabled
-  log->schedulerParams.vgpuSchedData.timeslice = host.timeslice_us;
+  log->schedulerParams.vgpuSchedData.timeslice =
+      static_cast<unsigned>(host.timeslice_us * kNsPerUs);  // ns
   const std::vector<double> granted = VgpuGranted(host);
   std::vector<unsigned> busy;
   for (unsigned i = 0; i < host.instances.size(); ++i) {

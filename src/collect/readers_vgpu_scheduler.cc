@@ -16,7 +16,7 @@ void ReadVgpuScheduler(ReadContext& ctx) {
                                                      [&] { return d.VgpuScheduler(); })) {
     ctx.reading().sample.vgpu_scheduler_policy = state->policy;
     ctx.Set(kVgpuSchedulerPolicy, state->policy);
-    ctx.Set(kVgpuSchedulerTimeslice, state->timeslice_us / 1e6);
+    ctx.Set(kVgpuSchedulerTimeslice, state->timeslice_ns / 1e9);
   }
   if (ctx.lost()) return;
   auto log = ctx.Try<std::vector<nvml::VgpuRunlistLog>>("nvmlDeviceGetVgpuSchedulerLog",

@@ -193,8 +193,8 @@ struct VgpuProcessSample {
   uint32_t sm_percent = 0, memory_percent = 0;
 };
 struct VgpuSchedulerState {
-  uint32_t policy = 0;  // 1 best effort, 2 equal share, 3 fixed share
-  uint32_t timeslice_us = 0;
+  uint32_t policy = 0;        // 1 best effort, 2 equal share, 3 fixed share
+  uint32_t timeslice_ns = 0;  // nvml.h: "the timeslice in ns"
 };
 // One software runlist's latest slice in the vGPU scheduler's log: its run
 // and preempted (waiting) totals, ns.

@@ -55,8 +55,8 @@ TEST_F(SimTest, VgpuSchedulerLogShowsBusyInstancesWaitingForEachOther) {
       << nv.LastError();
   auto log = std::make_unique<nvmlVgpuSchedulerLog_t>();
   ASSERT_EQ(nv.nvmlDeviceGetVgpuSchedulerLog(Device(0), log.get()), 0);
-  EXPECT_EQ(log->schedulerPolicy, 1u);  // best effort
-  EXPECT_EQ(log->schedulerParams.vgpuSchedData.timeslice, 2000u);
+  EXPECT_EQ(log->schedulerPolicy, 1u);                                // best effort
+  EXPECT_EQ(log->schedulerParams.vgpuSchedData.timeslice, 2000000u);  // ns, as nvml.h says
   EXPECT_LE(log->entriesCount, 200u);
   std::map<unsigned, RunlistTotals> busy = Totals(*log);
   ASSERT_EQ(busy.size(), 3u);
