@@ -66,10 +66,11 @@ start() {
     --storage.path="$FLEET_DIR/am-data" --web.listen-address="127.0.0.1:$AM_PORT" \
     --cluster.listen-address= > "$FLEET_DIR/am.log" 2>&1 &
   echo $! > "$FLEET_DIR/am.pid"
-  local rule_flags=() f
-  for f in $RULES; do rule_flags+=("-rule=$f"); done  # RULES is a glob
+  # POSIX sh has no arrays: the rule flags are start's own arguments (it takes none).
+  set --
+  for f in $RULES; do set -- "$@" "-rule=$f"; done  # RULES is a glob
   # shellcheck disable=SC2086  # VMALERT_FLAGS is a list
-  vmalert "${rule_flags[@]}" \
+  vmalert "$@" \
     -datasource.url="$VM" -remoteWrite.url="$VM" -remoteRead.url="$VM" \
     -notifier.url="http://127.0.0.1:$AM_PORT" -evaluationInterval="$SCRAPE" \
     -httpListenAddr="127.0.0.1:$VMALERT_PORT" -loggerLevel=WARN $VMALERT_FLAGS \
