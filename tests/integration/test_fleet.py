@@ -346,10 +346,11 @@ SPARSE = {"gpuscope_ecc_errors_total", "gpuscope_collector_stale",
           # (test_attribution_share)
           "gpuscope_gpu_holder_sm_share_ratio",
           # only on GPUs in an NVLink fabric (GB200; test_fabric_gb200) and in vGPU guests or
-          # on vGPU hosts (test_vgpu): this fleet has neither
+          # on vGPU hosts (test_vgpu, test_vgpu_diagnosis): this fleet has neither
           "gpuscope_fabric_state", "gpuscope_fabric_registration_failure",
           "gpuscope_fabric_issue_active", "gpuscope_fabric_configuration_state",
-          "gpuscope_fabric_info", "gpuscope_vgpu_license_state"}
+          "gpuscope_fabric_info", "gpuscope_vgpu_license_state",
+          "gpuscope_vgpu_scheduler_wait_ratio", "gpuscope_vgpu_scheduler_runlists_active"}
 PROMQL_WORDS = {"by", "without", "on", "ignoring", "group_left", "group_right", "bool",
                 "offset", "and", "or", "unless", "vector", "scalar", "time", "inf", "nan"}
 SELECTOR = re.compile(r'([a-zA-Z_:][a-zA-Z0-9_:]*)\s*(\{[^}]*\})?')
