@@ -35,10 +35,6 @@ Result<HealthArgs> CheckAgentArgs(HealthArgs args) {
   if (c.url.empty() && tls) {
     return Status::InvalidArgument("TLS and basic-auth options go with --agent");
   }
-  if (!c.url.empty() && args.watch_seconds > 0) {
-    return Status::InvalidArgument(
-        "--watch does not go with --agent: the agent judges rates over its own samples");
-  }
   return args;
 }
 
@@ -102,6 +98,7 @@ std::string HealthUsage() {
   return "Usage: gpuscope health [--json] [--strict] [--watch DURATION [--count N]] [--verbose]\n"
          "                       [-i IDS]\n"
          "       gpuscope health --agent URL [--json] [--strict] [--verbose] [-i IDS]\n"
+         "                       [--watch DURATION [--count N]]\n"
          "                       [--ca-file PEM] [--cert-file PEM --key-file PEM]\n"
          "                       [--basic-auth-user USER --basic-auth-password-file FILE]\n"
          "Health verdicts per GPU: memory (ECC, remapped rows, retired pages), PCIe, NVLink,\n"
@@ -119,7 +116,8 @@ std::string HealthUsage() {
          "  -i, --id IDS       only these GPUs: index, UUID or PCI bus id, comma separated;\n"
          "                     a MIG UUID names the GPU that holds it (with --agent too)\n"
          "  --agent URL        the report of a running `gpuscope serve` (http(s)://host:9400),\n"
-         "                     printed as here; its rates come from its own samples\n"
+         "                     printed as here; its rates come from its own samples, and\n"
+         "                     --watch asks it again every DURATION (the first report at once)\n"
          "  --ca-file, --cert-file, --key-file, --basic-auth-user,\n"
          "  --basic-auth-password-file  TLS and basic auth towards the agent\n\n"
          "Exit status (of the last report): 0 every GPU ok (or warn), 1 warn with --strict,\n"
@@ -165,6 +163,28 @@ int PrintHealth(const HealthArgs& args, const health::HealthReport& report, std:
   return HealthExit(report, args.strict);
 }
 
+namespace {
+
+// The agent's report, and with --watch again every interval until Ctrl-C or
+// --count: the agent has judged its rates already, so the first comes at once.
+Status WatchAgent(const HealthArgs& args, Invocation& inv) {
+  if (args.watch_seconds > 0) InstallStopHandlers();
+  const auto interval = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(args.watch_seconds));
+  auto next = std::chrono::steady_clock::now();
+  for (long printed = 0;;) {
+    Result<health::HealthReport> report = AgentHealth(args);
+    if (!report.ok()) return report.status();
+    if (printed > 0 && !args.json) *inv.out << "\n";
+    inv.exit_code = PrintHealth(args, *report, *inv.out, *inv.err);
+    if (args.watch_seconds == 0 || ++printed == args.count || StopRequested()) break;
+    if (!SleepUntil(next += interval)) break;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status RunHealth(Invocation& inv) {
   Result<HealthArgs> args = ParseHealthArgs(inv.args);
   if (!args.ok()) return args.status();
@@ -172,12 +192,7 @@ Status RunHealth(Invocation& inv) {
     *inv.out << HealthUsage();
     return Status::Ok();
   }
-  if (!args->agent.url.empty()) {
-    Result<health::HealthReport> report = AgentHealth(*args);
-    if (!report.ok()) return report.status();
-    inv.exit_code = PrintHealth(*args, *report, *inv.out, *inv.err);
-    return Status::Ok();
-  }
+  if (!args->agent.url.empty()) return WatchAgent(*args, inv);
   serve::HealthRunOptions options;
   if (!args->ids.empty()) {
     Result<collect::DeviceSelection> selection = collect::ParseSmiIds(args->ids);

@@ -96,8 +96,11 @@ class RemoteParityTest(unittest.TestCase):
         check(code == 6 and out == "" and 'no GPU matches id "9"' in err, (code, out, err))
         code, _, err = local("health", "-i", "9")
         check(code == 6 and 'no GPU matches id "9"' in err, ("local", code, err))
-        code, _, err = remote(self.agent, "health", "--watch", "5")
-        check(code == 2 and "--watch does not go with --agent" in err, err)
+        # --watch asks the agent again every interval: two reports, one second apart.
+        code, out, err = remote(self.agent, "health", "--watch", "1s", "--count", "2")
+        check(code == 0 and out.count(" GPUs: ") == 2, (code, out, err))
+        code, out, _ = remote(self.agent, "health", "--json", "--watch", "1s", "--count", "2")
+        check(code == 0 and out.count('"timestamp"') == 2, (code, out))
         print("health --agent: same report and exit code as here")
 
     def test_every_id_form_on_mig(self):

@@ -137,15 +137,15 @@ TEST(CliHealthRun, MissingLibraryExitsNoDriverWithOneSentence) {
   EXPECT_EQ(std::count(sentence.begin(), sentence.end(), '\n'), 1);
 }
 
-// --agent takes the TLS and auth options; --watch is the agent's business then.
+// --agent takes the TLS and auth options, and --watch (the agent is asked again).
 TEST(CliHealthArgs, AgentAndItsOptions) {
   HealthArgs a = Parse({"--agent", "https://node:9400", "--ca-file", "ca.pem", "-i", "0,1"});
   EXPECT_EQ(a.agent.url, "https://node:9400");
   EXPECT_EQ(a.agent.ca_file, "ca.pem");
   EXPECT_EQ(a.ids, "0,1");
-  Result<HealthArgs> watch = ParseHealthArgs({"--agent", "http://x:9400", "--watch", "5"});
-  ASSERT_FALSE(watch.ok());
-  EXPECT_THAT(watch.status().message(), HasSubstr("--watch does not go with --agent"));
+  HealthArgs watch = Parse({"--agent", "http://x:9400", "--watch", "5", "--count", "2"});
+  EXPECT_DOUBLE_EQ(watch.watch_seconds, 5);
+  EXPECT_EQ(watch.count, 2);
   Result<HealthArgs> stray = ParseHealthArgs({"--ca-file", "ca.pem"});
   ASSERT_FALSE(stray.ok());
   EXPECT_THAT(stray.status().message(), HasSubstr("go with --agent"));
