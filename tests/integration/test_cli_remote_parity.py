@@ -38,6 +38,17 @@ LOCAL = ["--simulate", "mixed-node"]
 PROGRESS = re.compile(r"^gpuscope diagnose: simulated [^\n]*\n", re.M)  # slow steps only
 
 
+def masked_health(out):
+    """A health --json report less the evaluation time and the process names, which an
+    agent serves only with --process-names (privacy, docs/api.md)."""
+    doc = json.loads(out)
+    doc.pop("timestamp")
+    for gpu in doc["gpus"]:
+        for p in gpu["processes"]:
+            p["name"] = ""
+    return doc
+
+
 def local(*args):
     return run(list(args) + LOCAL, env=FROZEN)
 
@@ -79,16 +90,7 @@ class RemoteParityTest(unittest.TestCase):
                      ["health", "-i", "0,7", "--strict"]):
             self.same(*args)
 
-        def masked(out):
-            """Less the evaluation time and the process names, which an agent serves only
-            with --process-names (privacy, docs/api.md)."""
-            doc = json.loads(out)
-            doc.pop("timestamp")
-            for gpu in doc["gpus"]:
-                for p in gpu["processes"]:
-                    p["name"] = ""
-            return doc
-        here, there = self.same("health", "--json", compare=masked)
+        here, there = self.same("health", "--json", compare=masked_health)
         remote_doc = json.loads(there[1])
         check(len(remote_doc["gpus"]) == 8 and
               all(p["name"] == "" for g in remote_doc["gpus"] for p in g["processes"]), there[1])
@@ -116,21 +118,13 @@ class RemoteParityTest(unittest.TestCase):
         unknown = ["9", "1-2", "GPU-00000000-0000-0000-0000-000000000000", "ZZ:00.0",
                    "MIG-00000000-0000-0000-0000-000000000000", "0," + migs[0][:-1]]
 
-        def masked(out):
-            doc = json.loads(out)
-            doc.pop("timestamp")
-            for gpu in doc["gpus"]:
-                for p in gpu["processes"]:
-                    p["name"] = ""
-            return doc
-
         def ids_of(out):
             return [(g["index"], g.get("gpu_instance_id")) for g in json.loads(out)["gpus"]]
 
         for ids in known + unknown:
             for args, compare in ((["health"], lambda out: out),
                                   (["health", "--verbose", "--strict"], lambda out: out),
-                                  (["health", "--json"], masked), (["diagnose"], titles),
+                                  (["health", "--json"], masked_health), (["diagnose"], titles),
                                   (["diagnose", "--json"], ids_of)):
                 if ids in unknown:
                     if "--verbose" in args or args == ["diagnose", "--json"]:
