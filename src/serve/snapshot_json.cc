@@ -1,8 +1,10 @@
 #include "serve/snapshot_json.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +15,7 @@
 #include "base/text.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/attribution_json.h"
+#include "web/gpu_state.h"
 
 namespace gpuscope::serve {
 namespace {
@@ -34,20 +37,6 @@ json Opt(const std::optional<T>& value) {
 // A non-finite double has no JSON form: it is sent as absent.
 json Finite(const std::optional<double>& value) {
   return value && std::isfinite(*value) ? json(*value) : json(nullptr);
-}
-
-std::string_view StateName(GpuState state) {
-  switch (state) {
-    case GpuState::kOk:
-      return "ok";
-    case GpuState::kLost:
-      return "lost";
-    case GpuState::kStale:
-      return "stale";
-    case GpuState::kError:
-      break;
-  }
-  return "error";
 }
 
 json InfoJson(const GpuInfo& g) {
@@ -136,7 +125,7 @@ json SampleJson(const GpuSample& s, bool names) {
   for (const auto& [call, count] : s.call_errors) {
     call_errors.push_back({{"call", call.first}, {"code", call.second}, {"count", count}});
   }
-  return {{"state", StateName(s.state)},
+  return {{"state", web::GpuStateName(s.state)},
           {"state_reason", s.state_reason},
           {"sampled_at", s.sampled_at},
           {"values", std::move(values)},
@@ -324,17 +313,14 @@ Status ReadVgpu(const json& j, VgpuInstance& v) {
 Status ReadSample(const json& j, GpuSample& s) {
   std::string state;
   GPUSCOPE_RETURN_IF_ERROR(Take(j, "state", state));
-  if (state == "ok") {
-    s.state = GpuState::kOk;
-  } else if (state == "lost") {
-    s.state = GpuState::kLost;
-  } else if (state == "stale") {
-    s.state = GpuState::kStale;
-  } else if (state == "error") {
-    s.state = GpuState::kError;
-  } else {
+  const GpuState states[] = {GpuState::kOk, GpuState::kLost, GpuState::kStale, GpuState::kError};
+  const auto* known =
+      std::find_if(std::begin(states), std::end(states),
+                   [&state](GpuState candidate) { return web::GpuStateName(candidate) == state; });
+  if (known == std::end(states)) {
     return Status::InvalidArgument("\"state\" is not ok, lost, stale or error");
   }
+  s.state = *known;
   GPUSCOPE_RETURN_IF_ERROR(Take(j, "state_reason", s.state_reason));
   GPUSCOPE_RETURN_IF_ERROR(Take(j, "sampled_at", s.sampled_at));
   Result<const json*> values = Member(j, "values", false);

@@ -12,25 +12,13 @@
 #include "gpuscope/attribution_json.h"
 #include "health/report.h"
 #include "health/report_json.h"
+#include "web/gpu_state.h"
 #include "web/params.h"
 
 namespace gpuscope::web {
 namespace {
 
 using nlohmann::json;
-
-std::string_view StateName(GpuState state) {
-  switch (state) {
-    case GpuState::kOk:
-      return "ok";
-    case GpuState::kLost:
-      return "lost";
-    case GpuState::kStale:
-      return "stale";
-    default:
-      return "error";
-  }
-}
 
 // Every metric the device answered, by catalog key, in stored units.
 json Values(const GpuSample& sample) {
@@ -115,7 +103,7 @@ json Device(const View& view, std::size_t slot, bool process_names) {
             {"name", info.name},
             {"architecture", info.architecture},
             {"pci_bus_id", info.pci_bus_id},
-            {"state", StateName(sample.state)},
+            {"state", GpuStateName(sample.state)},
             {"state_reason", sample.state_reason},
             {"sampled_at", sample.sampled_at}};
   if (info.is_mig()) {
