@@ -9,6 +9,7 @@
 // Thread safety: pure functions.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -35,7 +36,7 @@ inline bool Read(const json& j, bool& out) {
 inline bool Read(const json& j, double& out) {
   if (!j.is_number()) return false;
   out = j.get<double>();
-  return true;
+  return std::isfinite(out);  // 1e999 parses as infinity: no reading
 }
 inline bool Read(const json& j, unsigned& out) {
   if (!j.is_number_unsigned() || j.get<std::uint64_t>() > std::numeric_limits<unsigned>::max()) {

@@ -12,6 +12,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "base/json_read.h"
 #include "base/text.h"
 #include "gpuscope/attribution.h"
 #include "gpuscope/attribution_json.h"
@@ -154,26 +155,8 @@ json AttributionJson(const Attribution& a) {
 // Explicit type checks, never nlohmann's conversions (they throw on a wrong
 // type or cast out of range); every text becomes terminal-safe.
 
-bool Read(const json& j, std::string& out) {
-  if (!j.is_string()) return false;
-  out = base::TerminalText(j.get_ref<const std::string&>());
-  return true;
-}
-bool Read(const json& j, bool& out) {
-  if (!j.is_boolean()) return false;
-  out = j.get<bool>();
-  return true;
-}
-bool Read(const json& j, double& out) {
-  if (!j.is_number()) return false;
-  out = j.get<double>();
-  return std::isfinite(out);
-}
-bool Read(const json& j, uint64_t& out) {
-  if (!j.is_number_unsigned()) return false;
-  out = j.get<uint64_t>();
-  return true;
-}
+using base::json_read::Read;  // text, bool, finite double, uint64 (base/json_read.h)
+
 template <typename T>
 requires(std::is_unsigned_v<T> && !std::is_same_v<T, uint64_t> &&
          !std::is_same_v<T, bool>) bool Read(const json& j, T& out) {
