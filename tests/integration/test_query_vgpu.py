@@ -23,8 +23,8 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, main,  # noqa: E402
-                             sanitizer_report)
+from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, Serve, check, main  # noqa: E402
+from test_query import env_with, run  # noqa: E402 (query's environment and runner)
 
 GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
 UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
@@ -51,21 +51,6 @@ GOLDEN_CASES = [
 # The table's first two lines: nvidia-smi's date line, then the version box.
 DATE_LINE = re.compile(r"^\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}       $")
 VERSION_LINE = re.compile(r"^\| gpuscope \S+ +Driver Version: \S+ +\|$")
-
-
-def env_with(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSCOPE_")}
-    env["TZ"] = "UTC"
-    env.update(extra or {})
-    return env
-
-
-def run(args, extra_env=None, timeout=60):
-    p = subprocess.run([GPUSCOPE] + args, capture_output=True, text=True, timeout=timeout,
-                       env=env_with(extra_env))
-    report = sanitizer_report(p.stderr)
-    check(report is None, "%s: sanitizer report:\n%s" % (args, report))
-    return p.returncode, p.stdout, p.stderr
 
 
 def comparable(name, out):
