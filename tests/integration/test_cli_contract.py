@@ -167,8 +167,9 @@ class CliContractTest(unittest.TestCase):
         for command, flag in (("top", "--interval"), ("health", "--watch"),
                               ("diagnose", "--window")):
             code, out, _ = run([command, "--help"])
+            # The option's own line, not a usage line that also names it.
             line = [x for x in out.splitlines()
-                    if x.startswith("  ") and flag in x and "DURATION" in x]
+                    if x.lstrip().startswith("-") and flag in x and "DURATION" in x]
             text = out[out.index(line[0]):] if line else ""
             check(code == 0 and "a bare number is" in text[:400] and "seconds" in text[:400],
                   "%s --help does not say what a bare number of %s means:\n%s" %
