@@ -154,6 +154,10 @@ struct GpuSample {
     present.set(Index(m));
   }
   void Clear(Metric m) { present.reset(Index(m)); }
+
+  // A vGPU host board: virtualization mode 3 (NVML's HOST_VGPU), or virtual
+  // GPUs seen on it.
+  bool HostsVgpus() const { return Find(Metric::kVirtualizationMode) == 3 || !vgpus.empty(); }
 };
 
 struct Attribution;  // gpuscope/attribution.h: whose work each device serves

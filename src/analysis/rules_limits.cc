@@ -78,6 +78,9 @@ bool PowerReasons(const Signals& s, FindingBuilder& b, std::string& why) {
 
 std::optional<Finding> DetectMemoryCapacity(const Signals& s, const DiagnoseOptions& o) {
   if (!s.mem_capacity || !s.mem_used_last || *s.mem_capacity <= 0) return std::nullopt;
+  // A vGPU host board's framebuffer is its VMs' fixed reservations: a fully
+  // carved board reads full and never grows, and a VM runs out in its own.
+  if (s.vgpu_host) return std::nullopt;
   double fill = *s.mem_used_last / *s.mem_capacity;
   bool full = fill >= kMemoryNearFull.value;
   bool trend = s.oom_eta_seconds && *s.oom_eta_seconds <= kOomHorizonSeconds.value;

@@ -114,8 +114,10 @@ inline constexpr const Threshold* kIdleHeldThresholds[] = {&kHeldMinBytes};
 inline constexpr Metric kIdleInputs[] = {kGpuUtil};
 inline constexpr const Threshold* kIdleThresholds[] = {
     &kIdleMinShare, &kIdleRunSeconds, &kHeldMinBytes, &kServingMinBursts, &kServingMinGapShare};
-inline constexpr Metric kVgpuContentionInputs[] = {kVgpuSchedulerWait, kVgpuSchedulerRunlists};
-inline constexpr const Threshold* kVgpuContentionThresholds[] = {&kVgpuWaitHigh, &kVgpuMinRunlists};
+inline constexpr Metric kVgpuContentionInputs[] = {kVgpuSchedulerWait, kVgpuSchedulerRunlists,
+                                                   kGpuUtil};
+inline constexpr const Threshold* kVgpuContentionThresholds[] = {&kVgpuWaitHigh, &kVgpuMinRunlists,
+                                                                  &kVgpuBoardBusy};
 }  // namespace rule_facts
 
 // clang-format off
@@ -140,7 +142,8 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "checkpointing; if it keeps growing, look for a leak (tensors kept across steps).",
    "memory used >= 90% of capacity, or the trend (>= 1 MiB/s, r2 >= 0.6) reaches capacity "
    "within 30 minutes; `oom_eta_seconds` = (capacity - fitted now) / slope, 0 when >= 99% full; "
-   "a leak that began in the window is fitted from its change point (>= 30 s, r2 >= 0.9)",
+   "a leak that began in the window is fitted from its change point (>= 30 s, r2 >= 0.9); not on "
+   "a vGPU host board, whose framebuffer is its VMs' fixed reservations",
    "smaller micro-batch + gradient accumulation, mixed precision, activation checkpointing; a "
    "leak"},
   {FindingKind::kMemoryBandwidth, "memory_bandwidth", "memory-bandwidth-bound",
@@ -233,8 +236,9 @@ inline constexpr std::array<Rule, kFindingKindCount> kRules = {{
    "runbook GpuVgpuSchedulerContention.",
    "on a vGPU host board, >= 2 virtual GPUs ran in the scheduler's log and they spent >= 25% of "
    "their working time preempted, waiting for their turn (nvmlDeviceGetVgpuSchedulerLog: "
-   "cumulative preemption time against run time, per software runlist); each instance's own "
-   "verdict is judged on its share of the time the scheduler let it run",
+   "cumulative preemption time against run time, per software runlist); under equal or fixed "
+   "share with the board < 85% busy the wait is the share's cap, and the finding says so; each "
+   "instance's own verdict is judged on its share of the time the scheduler let it run",
    "equal or fixed share, move a VM, MIG-backed vGPU"},
 }};
 // clang-format on

@@ -187,5 +187,9 @@ inline constexpr Threshold kVgpuMinRunlists = {
     "vgpu_min_runlists", 2, "count",
     "contention needs at least two virtual GPUs running: one alone waits only on its policy's "
     "cap, not on another VM"};
+inline constexpr Threshold kVgpuBoardBusy = {
+    "vgpu_board_busy", 0.85, "ratio",
+    "under equal or fixed share a VM is held to its share even while the board has idle time; "
+    "below this utilization of the board its wait is that cap, not the other VMs' turns"};
 
 }  // namespace gpuscope::analysis

@@ -104,6 +104,7 @@ struct Signals {
   // and time slice at the last point.
   std::optional<Summary> vgpu_wait, vgpu_runlists;
   std::optional<double> vgpu_policy, vgpu_timeslice_s;
+  bool vgpu_host = false;  // its framebuffer is its VMs' reservations
 
   // Interconnect.
   std::optional<LinkSignals> pcie, nvlink;

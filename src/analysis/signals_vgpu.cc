@@ -27,6 +27,7 @@ void VgpuSchedulerSignals(std::span<const WindowPoint> points, const GpuSample& 
   s.vgpu_runlists = SummaryOf(points, Metric::kVgpuSchedulerRunlists);
   s.vgpu_policy = LastOf(points, latest, Metric::kVgpuSchedulerPolicy);
   s.vgpu_timeslice_s = LastOf(points, latest, Metric::kVgpuSchedulerTimeslice);
+  s.vgpu_host = latest.HostsVgpus();
 }
 
 }  // namespace gpuscope::analysis

@@ -17,8 +17,6 @@ namespace {
 using Opt = std::optional<std::string>;
 
 constexpr uint64_t kMiB = 1024 * 1024;
-// nvmlGpuVirtualizationMode_t: the board hosts virtual GPUs.
-constexpr double kHostVgpuMode = 3;
 
 Opt NonEmpty(const std::string& s) { return s.empty() ? Opt() : Opt(s); }
 Opt Mib(std::optional<uint64_t> bytes) {
@@ -168,9 +166,7 @@ Result<std::vector<std::size_t>> VgpuHosts(const Snapshot& snapshot,
   for (std::size_t i : gpus) {
     if (i >= snapshot.samples.size()) continue;
     const GpuSample& s = snapshot.samples[i];
-    if (s.Find(Metric::kVirtualizationMode) == kHostVgpuMode || !s.vgpus.empty()) {
-      out.push_back(i);
-    }
+    if (s.HostsVgpus()) out.push_back(i);
   }
   if (out.empty()) return Status::NotSupported("No supported devices in vGPU mode.");
   return out;

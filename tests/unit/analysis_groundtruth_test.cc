@@ -5,7 +5,10 @@
 // A sidecar may set `window` (seconds diagnosed, default 300: a 10-minute
 // window is `window: 600`) and `oom_eta` (per GPU the true seconds to OOM at
 // `end`, from the scenario's leak rate and free memory): the finding's ETA
-// must be within kEtaTolerance of it.
+// must be within kEtaTolerance of it. A vGPU host board's virtual GPUs are
+// labelled under `vgpus` (board position -> one list of kinds per instance,
+// in NVML's order), and `scenario` names a scenario kept elsewhere (relative
+// to the sidecar), so sim/scenarios/vgpu/ is scored without a copy.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
@@ -41,7 +44,17 @@ struct Expectation {
   double window = 300;
   std::map<std::size_t, std::set<std::string>> gpus;  // position -> kinds
   std::map<std::size_t, double> oom_eta;              // position -> true seconds to OOM
+  std::map<std::size_t, std::vector<std::set<std::string>>> vgpus;  // board -> instances
 };
+
+std::set<std::string> LoadKinds(const YAML::Node& list, const fs::path& sidecar) {
+  std::set<std::string> kinds;
+  for (const auto& k : list) {
+    EXPECT_TRUE(KindFromName(k.as<std::string>())) << sidecar << ": " << k;
+    kinds.insert(k.as<std::string>());
+  }
+  return kinds;
+}
 
 std::vector<Expectation> LoadExpectations(const fs::path& dir) {
   std::vector<Expectation> out;
@@ -49,17 +62,19 @@ std::vector<Expectation> LoadExpectations(const fs::path& dir) {
     if (entry.path().extension() != ".expect") continue;
     YAML::Node root = YAML::LoadFile(entry.path().string());
     Expectation e;
-    e.scenario = (dir / entry.path().stem()).string() + ".yaml";
+    e.scenario = root["scenario"] ? (dir / root["scenario"].as<std::string>()).string()
+                                  : (dir / entry.path().stem()).string() + ".yaml";
     if (root["end"]) e.end = root["end"].as<double>();
     if (root["window"]) e.window = root["window"].as<double>();
     for (const auto& g : root["oom_eta"]) {
       e.oom_eta[g.first.as<std::size_t>()] = g.second.as<double>();
     }
     for (const auto& g : root["gpus"]) {
-      std::set<std::string>& kinds = e.gpus[g.first.as<std::size_t>()];
-      for (const auto& k : g.second) {
-        EXPECT_TRUE(KindFromName(k.as<std::string>())) << entry.path() << ": " << k;
-        kinds.insert(k.as<std::string>());
+      e.gpus[g.first.as<std::size_t>()] = LoadKinds(g.second, entry.path());
+    }
+    for (const auto& board : root["vgpus"]) {
+      for (const auto& instance : board.second) {
+        e.vgpus[board.first.as<std::size_t>()].push_back(LoadKinds(instance, entry.path()));
       }
     }
     out.push_back(std::move(e));
@@ -134,6 +149,24 @@ class Confusion {
   std::map<std::string, int> tp_, fp_, fn_;
 };
 
+// Scores one GPU's (or virtual GPU's) findings against its labels.
+void ScoreOne(const GpuDiagnosis& d, const std::set<std::string>& expected, const std::string& where,
+           Confusion& confusion, std::string& mistakes) {
+  std::set<std::string> found;
+  for (const Finding& f : d.findings) {
+    found.insert(std::string(KindName(f.kind)));
+    EXPECT_GE(f.confidence, 0.0);
+    EXPECT_LE(f.confidence, 1.0);
+  }
+  confusion.Add(expected, found);
+  if (found != expected) {
+    mistakes += fmt::format("  {}: expected [{}] found [{}]\n", where, fmt::join(expected, ", "),
+                            fmt::join(found, ", "));
+  }
+  // A healthy compute-bound GPU must carry no throttling or bottleneck.
+  if (expected == std::set<std::string>{"compute_bound"}) EXPECT_EQ(found, expected) << where;
+}
+
 TEST(GroundTruth, ScenarioSuite) {
   fs::path dir = fs::path(test_support::SourceDir()) / "sim/scenarios/diagnosis";
   std::vector<Expectation> suite = LoadExpectations(dir);
@@ -152,34 +185,25 @@ TEST(GroundTruth, ScenarioSuite) {
     std::vector<GpuDiagnosis> results =
         RunDiagnose(*run->snapshot, run->sampler->window(), options);
     ASSERT_EQ(results.size(), e.gpus.size()) << e.scenario << ": label every GPU";
+    const std::string name = fs::path(e.scenario).filename().string();
     for (const GpuDiagnosis& d : results) {
-      std::set<std::string> found;
-      for (const Finding& f : d.findings) {
-        found.insert(std::string(KindName(f.kind)));
-        EXPECT_GE(f.confidence, 0.0);
-        EXPECT_LE(f.confidence, 1.0);
-      }
       const std::set<std::string>& expected = e.gpus.at(d.slot);
-      confusion.Add(expected, found);
-      if (found != expected) {
-        mistakes += fmt::format("  {} GPU {}: expected [{}] found [{}]\n",
-                                fs::path(e.scenario).filename().string(), d.slot,
-                                fmt::join(expected, ", "), fmt::join(found, ", "));
+      ScoreOne(d, expected, fmt::format("{} GPU {}", name, d.slot), confusion, mistakes);
+      const std::vector<std::set<std::string>>& vgpus = e.vgpus[d.slot];
+      ASSERT_EQ(d.vgpus.size(), vgpus.size()) << name << " GPU " << d.slot << ": label every vGPU";
+      for (std::size_t i = 0; i < vgpus.size(); ++i) {
+        ScoreOne(d.vgpus[i], vgpus[i], fmt::format("{} GPU {} vGPU {}", name, d.slot, i), confusion,
+              mistakes);
       }
       if (auto truth = e.oom_eta.find(d.slot); truth != e.oom_eta.end()) {
         const Finding* f = FindKind(d.findings, FindingKind::kMemoryCapacity);
         std::optional<double> eta = f ? f->oom_eta_seconds : std::nullopt;
-        std::printf("%s GPU %zu: OOM ETA %s s, truth %.0f s\n",
-                    fs::path(e.scenario).filename().c_str(), d.slot,
+        std::printf("%s GPU %zu: OOM ETA %s s, truth %.0f s\n", name.c_str(), d.slot,
                     eta ? fmt::format("{:.0f}", *eta).c_str() : "none", truth->second);
         ASSERT_TRUE(eta) << e.scenario << " GPU " << d.slot << ": no OOM ETA";
         EXPECT_NEAR(*eta, truth->second,
                     std::max(kEtaToleranceSeconds, kEtaTolerance * truth->second))
             << e.scenario << " GPU " << d.slot;
-      }
-      // A healthy compute-bound GPU must carry no throttling or bottleneck.
-      if (expected == std::set<std::string>{"compute_bound"}) {
-        EXPECT_EQ(found, expected) << e.scenario << " GPU " << d.slot;
       }
     }
   }

@@ -26,18 +26,26 @@ std::set<std::string> Kinds(const GpuDiagnosis& d) {
   return out;
 }
 
+// The diagnosis of a scenario (relative to the source tree) after 300 s.
+std::vector<GpuDiagnosis> DiagnoseScenario(const std::string& relative) {
+  const std::filesystem::path scenario =
+      std::filesystem::path(test_support::SourceDir()) / relative;
+  test_support::ScopedEnv env("GPUSCOPE_SIM_SCENARIO", scenario.string());
+  collect::SteppedOptions o;
+  o.nvml_path = test_support::SimLibraryPath();
+  o.end_seconds = 300;
+  Result<collect::SteppedRun> run = collect::SampleSteps(o);
+  if (!run.ok()) {
+    ADD_FAILURE() << relative << ": " << run.status().message();
+    return {};
+  }
+  return RunDiagnose(*run->snapshot, run->sampler->window(), RunOptions{});
+}
+
 class VgpuDiagnosis : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::filesystem::path scenario =
-        std::filesystem::path(test_support::SourceDir()) / "sim/scenarios/vgpu/contention.yaml";
-    test_support::ScopedEnv env("GPUSCOPE_SIM_SCENARIO", scenario.string());
-    collect::SteppedOptions o;
-    o.nvml_path = test_support::SimLibraryPath();
-    o.end_seconds = 300;
-    Result<collect::SteppedRun> run = collect::SampleSteps(o);
-    ASSERT_TRUE(run.ok()) << run.status().message();
-    results_ = RunDiagnose(*run->snapshot, run->sampler->window(), RunOptions{});
+    results_ = DiagnoseScenario("sim/scenarios/vgpu/contention.yaml");
     ASSERT_EQ(results_.size(), 2u);
   }
   std::vector<GpuDiagnosis> results_;
@@ -87,6 +95,34 @@ TEST_F(VgpuDiagnosis, TextAndJsonNameEachInstanceAndItsVmUnderItsBoard) {
   EXPECT_FALSE(held["vgpu_uuid"].get<std::string>().empty());
   EXPECT_EQ(held["findings"][0]["kind"], "idle_held");
   EXPECT_EQ(j["gpus"][0]["findings"][0]["kind"], "vgpu_contention");
+}
+
+// sim/scenarios/diagnosis/vgpu-shares.yaml: the scheduler's policy decides
+// what a wait means, and a fully carved board is not out of memory.
+TEST(VgpuPolicies, AShareCapOnAnIdleBoardIsNamedAsTheCapNotAsTheOtherVms) {
+  const std::vector<GpuDiagnosis> results =
+      DiagnoseScenario("sim/scenarios/diagnosis/vgpu-shares.yaml");
+  ASSERT_EQ(results.size(), 3u);
+  // Best effort: two VMs asking 70% each get half and wait for each other.
+  const Finding* best_effort = FindKind(results[0].findings, FindingKind::kVgpuContention);
+  ASSERT_TRUE(best_effort);
+  EXPECT_THAT(best_effort->verdict, HasSubstr("for their turn (best_effort scheduler"));
+  EXPECT_THAT(best_effort->action, HasSubstr("give each a guaranteed share"));
+  // Equal share, half the board idle: each busy VM waits on its quarter.
+  const Finding* capped = FindKind(results[1].findings, FindingKind::kVgpuContention);
+  ASSERT_TRUE(capped);
+  EXPECT_THAT(capped->verdict, HasSubstr("on their share's cap while the board is busy only 50%"));
+  EXPECT_THAT(capped->verdict, HasSubstr("equal_share scheduler"));
+  EXPECT_THAT(capped->action, HasSubstr("switch the board to the best_effort scheduler"));
+  EXPECT_THAT(capped->action, ::testing::Not(HasSubstr("give each a guaranteed share")));
+  EXPECT_EQ(capped->evidence.back().signal, "board_util_mean");
+  // Fixed share below every VM's share: nobody waits.
+  EXPECT_TRUE(results[2].findings.empty()) << FormatText(results);
+  // Each board's framebuffer is carved into its VMs' (the A100 and the H200
+  // read full): no memory_capacity on a host board.
+  for (const GpuDiagnosis& board : results) {
+    EXPECT_FALSE(FindKind(board.findings, FindingKind::kMemoryCapacity)) << board.info.name;
+  }
 }
 
 }  // namespace
