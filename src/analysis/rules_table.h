@@ -117,7 +117,7 @@ inline constexpr const Threshold* kIdleThresholds[] = {
 inline constexpr Metric kVgpuContentionInputs[] = {kVgpuSchedulerWait, kVgpuSchedulerRunlists,
                                                    kGpuUtil};
 inline constexpr const Threshold* kVgpuContentionThresholds[] = {&kVgpuWaitHigh, &kVgpuMinRunlists,
-                                                                  &kVgpuBoardBusy};
+                                                                 &kVgpuBoardBusy};
 }  // namespace rule_facts
 
 // clang-format off

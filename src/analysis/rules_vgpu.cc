@@ -55,11 +55,11 @@ std::optional<Finding> DetectVgpuContention(const Signals& s, const DiagnoseOpti
     // Equal or fixed share: a busy VM waits on its cap even on an idle board.
     b.Uses(Metric::kGpuUtil);
     b.Below("board_util_mean", s.util.mean, kVgpuBoardBusy.value, 0.5, "ratio");
-    return b.Build(fmt::format("{:.0f} virtual GPUs wait {} of their working time on their "
-                               "share's cap while the board is busy only {} ({})",
-                               s.vgpu_runlists->mean, Pct(s.vgpu_wait->mean), Pct(s.util.mean),
-                               policy),
-                   kShareCapAction);
+    return b.Build(
+        fmt::format("{:.0f} virtual GPUs wait {} of their working time on their "
+                    "share's cap while the board is busy only {} ({})",
+                    s.vgpu_runlists->mean, Pct(s.vgpu_wait->mean), Pct(s.util.mean), policy),
+        kShareCapAction);
   }
   std::string verdict = fmt::format(
       "{:.0f} virtual GPUs take turns on the board and wait {} of their working time for their "
