@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ostream>
+#include <set>
 
 #include "cli/agent_source.h"
 #include "cli/node.h"
@@ -27,9 +28,12 @@ std::string ListUsage() {
 
 std::string FormatGpuList(const Snapshot& snapshot) {
   std::string out;
-  for (std::size_t i = 0; i < snapshot.gpus.size(); ++i) {
-    const GpuInfo& gpu = snapshot.gpus[i];
-    if (gpu.is_mig()) continue;
+  std::set<unsigned> listed;
+  for (const GpuInfo& gpu : snapshot.gpus) {
+    // Each GPU once, where it first appears: its own entry, or (an agent that
+    // watches MIG instances only, serve -d i) its first instance's, which
+    // carries the GPU's index, name and UUID.
+    if (!listed.insert(gpu.index).second) continue;
     out += "GPU " + std::to_string(gpu.index) + ": " + Known(gpu.name) +
            " (UUID: " + Known(gpu.uuid) + ")\n";
     // MIG devices follow their GPU in the snapshot; numbered as NVML's

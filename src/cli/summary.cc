@@ -120,18 +120,13 @@ std::string FormatSummary(const Snapshot& snapshot, const SummaryOptions& option
   out += "\nGPU  " + Pad("Name", name_width) + "  " + Pad("Bus-Id", 16) + "  " +
          Pad("Temp", 5, true) + "  " + Pad("Perf", 4, true) + "  " + Pad("Power use/cap", 13) +
          "  " + Pad("Memory used / total", 22) + "  " + Pad("Util", 4, true) + "\n";
-  std::size_t whole = 0;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
     const GpuInfo& gpu = snapshot.gpus[i];
-    if (gpu.gpu_instance_id) {
-      out += MigLine(gpu);
-      continue;
-    }
-    ++whole;
-    out += GpuLine(gpu, snapshot.samples[i], name_width);
+    out += gpu.gpu_instance_id ? MigLine(gpu) : GpuLine(gpu, snapshot.samples[i], name_width);
   }
   out += Holders(snapshot);
-  if (whole == 0) out += "  No GPUs were found\n";
+  // MIG instances alone (top -i MIG-..., an agent run with -d i) are found.
+  if (snapshot.gpus.empty()) out += "  No GPUs were found\n";
   return out + "\n" + Processes(snapshot);
 }
 

@@ -301,7 +301,7 @@ std::string RenderScreen(const Snapshot& snapshot, const FrameOptions& o) {
     text += GpuRowLine(snapshot, i, is_selected, o) + "\n";
     if (!snapshot.gpus[i].is_mig()) ++whole;
   }
-  if (whole == 0 && snapshot.nvml_up) text += "No GPUs were found\n";
+  if (snapshot.gpus.empty() && snapshot.nvml_up) text += "No GPUs were found\n";
   if (selected_slot < snapshot.gpus.size()) text += "\n" + Details(snapshot, selected_slot, o);
   // Cut to the screen: every line to the width, the tail to the height.
   std::vector<std::string> lines;
@@ -348,12 +348,10 @@ std::string ThrottleNames(uint64_t bits) {
 std::string RenderFrame(const Snapshot& snapshot, const FrameOptions& options) {
   if (options.height > 0) return RenderScreen(snapshot, options);
   std::string out = Header(snapshot, options) + "\n";
-  std::size_t shown = 0;
   for (std::size_t i = 0; i < snapshot.gpus.size() && i < snapshot.samples.size(); ++i) {
     out += GpuBlock(snapshot, i, options);
-    if (!snapshot.gpus[i].is_mig()) ++shown;
   }
-  if (shown == 0 && snapshot.nvml_up) out += "No GPUs were found\n";
+  if (snapshot.gpus.empty() && snapshot.nvml_up) out += "No GPUs were found\n";
   return out + "\n" + Processes(snapshot, options.width);
 }
 

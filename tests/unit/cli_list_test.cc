@@ -9,6 +9,8 @@
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
+#include "cli/summary.h"
+#include "cli/top_frame.h"
 #include "cli_test_snapshot.h"
 
 namespace gpuscope::cli {
@@ -51,6 +53,29 @@ TEST(CliList, FormatsAsNvidiaSmi) {
             "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-00000001-1111-2222-3333-444444444444)\n"
             "  MIG 3g.40gb     Device  0: (UUID: MIG-11111111-2222-3333-4444-555555555555)\n"
             "  MIG 1g.10gb     Device  1: (UUID: MIG-66666666-2222-3333-4444-555555555555)\n");
+}
+
+// An agent run with -d i (MIG instances only) has no entry for the GPUs: each
+// is listed from its first instance, which carries its index, name and UUID,
+// and no view says "No GPUs were found" above instances it shows (before:
+// -L printed nothing, the summary and top both).
+TEST(CliList, InstancesAloneStillNameTheirGpus) {
+  Snapshot snap = testing::TwoGpuSnapshot();
+  for (GpuInfo& mig : snap.gpus) {
+    mig.gpu_instance_id = 1;
+    mig.mig_profile = "7g.80gb";
+    mig.mig_uuid = "MIG-1111111" + std::to_string(mig.index) + "-2222-3333-4444-555555555555";
+  }
+  EXPECT_EQ(FormatGpuList(snap),
+            "GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-00000000-1111-2222-3333-444444444444)\n"
+            "  MIG 7g.80gb     Device  0: (UUID: MIG-11111110-2222-3333-4444-555555555555)\n"
+            "GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-00000001-1111-2222-3333-444444444444)\n"
+            "  MIG 7g.80gb     Device  0: (UUID: MIG-11111111-2222-3333-4444-555555555555)\n");
+  EXPECT_THAT(FormatSummary(snap, {}), ::testing::Not(HasSubstr("No GPUs were found")));
+  EXPECT_THAT(RenderFrame(snap, {}), ::testing::Not(HasSubstr("No GPUs were found")));
+  snap.gpus.clear();
+  snap.samples.clear();
+  EXPECT_THAT(FormatSummary(snap, {}), HasSubstr("No GPUs were found"));
 }
 
 TEST(CliList, DashLAndListGpusRunList) {
