@@ -32,7 +32,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,7 +42,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, SOURCE_DIR, Serve, check, clean_env,  # noqa: E402
                              free_port, main, need_tool, run)
-from test_serve_tls import bcrypt, make_ca, make_cert, write  # noqa: E402
+from test_serve_tls import agent_web_config  # noqa: E402
 
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
 LOCAL = ["--simulate", "mixed-node", "--process-names"]
@@ -204,12 +203,7 @@ class PollingAndTlsTest(unittest.TestCase):
         need_tool("openssl", "openssl")
         need_tool("htpasswd", "apache2-utils")
         d = tempfile.mkdtemp(prefix="gpuscope-remote-tls-")
-        ca_key, ca = make_ca(d, "ca")
-        key, cert = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
-        pw = write(os.path.join(d, "pw"), "s3cret\n")
-        web = write(os.path.join(d, "web.yml"),
-                    "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
-                    "basic_auth_users:\n  ops: '%s'\n" % (cert, key, bcrypt("ops", "s3cret")))
+        ca, web, pw = agent_web_config(d)
         auth = ["--basic-auth-user", "ops", "--basic-auth-password-file", pw]
         with Serve(["--simulate", "mixed-node", "-c", "100", "--process-names",
                     "--web-config-file", web], env=FROZEN, scheme="https") as agent:

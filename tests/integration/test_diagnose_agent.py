@@ -26,7 +26,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import (GPUSCOPE, Serve, check, free_port, need_tool,  # noqa: E402
                               main, wait_until)
-from test_serve_tls import bcrypt, make_ca, make_cert, write  # noqa: E402
+from test_serve_tls import agent_web_config, write  # noqa: E402
 
 SCENARIO = """
 seed: 7
@@ -110,12 +110,7 @@ class DiagnoseAgentTest(unittest.TestCase):
         need_tool("openssl", "openssl")
         need_tool("htpasswd", "apache2-utils")
         d = tempfile.mkdtemp(prefix="gpuscope-diagnose-agent-")
-        ca_key, ca = make_ca(d, "ca")
-        skey, scrt = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
-        pw = write(os.path.join(d, "pw"), "s3cret\n")
-        web = write(os.path.join(d, "web.yml"),
-                    "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
-                    "basic_auth_users:\n  ops: '%s'\n" % (scrt, skey, bcrypt("ops", "s3cret")))
+        ca, web, pw = agent_web_config(d)
         scenario = write(os.path.join(d, "node.yaml"), SCENARIO)
         otlp_port = free_port()
         context = ssl.create_default_context(cafile=ca)

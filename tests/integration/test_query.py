@@ -27,6 +27,19 @@ UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
 FROZEN = {"GPUSCOPE_SIM_FROZEN_TIME": "120"}
 
 
+def check_golden(name, got):
+    """`got` is GOLDEN_DIR/name byte for byte; with GPUSCOPE_UPDATE_GOLDEN=1 it is written there."""
+    path = os.path.join(GOLDEN_DIR, name)
+    if UPDATE:
+        with open(path, "w") as f:
+            f.write(got)
+        return
+    with open(path) as f:
+        want = f.read()
+    check(got == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s"
+          % (name, got, want))
+
+
 def env_with(extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUSCOPE_")}
     env["TZ"] = "UTC"
@@ -174,15 +187,7 @@ class QueryTest(unittest.TestCase):
             with self.subTest(name):  # every case is checked, whichever fails first
                 rc, out, err = run(["query", "--simulate", scenario] + args, FROZEN)
                 check(rc == 0, "%s: exit %d: %s" % (name, rc, err))
-                path = os.path.join(GOLDEN_DIR, name)
-                if UPDATE:
-                    with open(path, "w") as f:
-                        f.write(out)
-                    continue
-                with open(path) as f:
-                    want = f.read()
-                check(out == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s"
-                      % (name, out, want))
+                check_golden(name, out)
 
     def test_one_shot_counters_are_cumulative(self):
         # 120 s into the power-cap scenario: GPUs 0, 1 and 3 have been capped since

@@ -24,10 +24,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from gpuscope_testlib import GPUSCOPE, SOURCE_DIR, Serve, check, main  # noqa: E402
-from test_query import env_with, run  # noqa: E402 (query's environment and runner)
+from test_query import UPDATE, check_golden, env_with, run  # noqa: E402 (query's helpers)
 
-GOLDEN_DIR = os.path.join(SOURCE_DIR, "tests", "golden", "query")
-UPDATE = os.environ.get("GPUSCOPE_UPDATE_GOLDEN") == "1"
 HOST = os.path.join(SOURCE_DIR, "sim", "scenarios", "vgpu", "host.yaml")
 GUEST = os.path.join(SOURCE_DIR, "sim", "scenarios", "vgpu", "guest.yaml")
 # 120 s into the run: the third VM's licence lapsed at 8 s (grace period).
@@ -82,16 +80,7 @@ class QueryVgpuTest(unittest.TestCase):
             with self.subTest(name):
                 rc, out, err = run(["query"] + args + source, extra_env)
                 check(rc == 0 and err == "", "%s: exit %d: %s" % (name, rc, err))
-                got = comparable(name, out)
-                path = os.path.join(GOLDEN_DIR, name)
-                if UPDATE:
-                    with open(path, "w") as f:
-                        f.write(got)
-                    continue
-                with open(path) as f:
-                    want = f.read()
-                check(got == want, "%s differs from the golden file:\n--- got\n%s--- want\n%s"
-                      % (name, got, want))
+                check_golden(name, comparable(name, out))
 
     def test_table_lists_six_vms_under_their_boards(self):
         rc, out, _ = run(["query", "--simulate", HOST, "vgpu"], FROZEN)

@@ -64,6 +64,18 @@ def write(path, text):
     return path
 
 
+def agent_web_config(d, user="ops", password="s3cret"):
+    """An agent's web config as an operator writes it: a certificate for 127.0.0.1 signed by
+    a new CA, and one basic-auth user. Returns (CA certificate, web config, password file)."""
+    ca_key, ca = make_ca(d, "ca")
+    key, cert = make_cert(d, "server", ca_key, ca, "IP:127.0.0.1")
+    pw = write(os.path.join(d, "pw"), password + "\n")
+    web = write(os.path.join(d, "web.yml"),
+                "tls_server_config:\n  cert_file: %s\n  key_file: %s\n"
+                "basic_auth_users:\n  %s: '%s'\n" % (cert, key, user, bcrypt(user, password)))
+    return ca, web, pw
+
+
 class ServeTlsTest(unittest.TestCase):
     def setUp(self):
         self.d = temp_dir(self, "gpuscope-tls-")
