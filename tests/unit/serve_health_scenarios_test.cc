@@ -240,10 +240,12 @@ class DrillTest : public ::testing::Test {
     ASSERT_TRUE(monitor.ok()) << monitor.status().message();
     monitor_ = std::move(*monitor);
   }
-  // Scenario time t; the clock follows (gpuscope started at t = 0).
+  // Scenario time t (gpuscope started at t = 0). The clock moves first: the
+  // event thread may take the events of t as soon as the simulator is at t,
+  // and must not stamp them with the time before (a line a minute early).
   void At(double t) {
-    set_time_(t);
     now_ = kBase + t;
+    set_time_(t);
   }
   HealthReport Judge() {
     Snapshot snap = *sampler_->SampleOnce(true);
