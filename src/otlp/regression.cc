@@ -56,22 +56,37 @@ void RegressionTracker::Update(const std::vector<KpiReading>& readings, double n
 }
 
 void RegressionTracker::Record(History& h, const Totals& totals, double now) const {
-  if (!h.totals.empty() && totals.count < h.totals.back().count) h.totals.clear();  // reset
+  if (!h.totals.empty() && totals.count < h.totals.back().count) {  // a reset
+    h.totals.clear();
+    h.coarse = 0;
+  }
+  const std::size_t max_points = std::max<std::size_t>(options_.max_points, 16);
+  const std::size_t fine_points = max_points / 8;
+  const double fine = options_.recent_s / static_cast<double>(fine_points - 2);
   const double keep = options_.baseline_s + options_.recent_s;
-  const double spacing = keep / static_cast<double>(std::max<std::size_t>(options_.max_points, 3));
-  // The newest stays current; it becomes a kept point once `spacing` past the one before it.
+  const double coarse = keep / static_cast<double>(max_points - fine_points - 2);
   const std::size_t n = h.totals.size();
-  if (n >= 2 && h.totals.back().t - h.totals[n - 2].t < spacing) {
+  if (n >= 2 && h.totals.back().t - h.totals[n - 2].t < fine) {
     h.totals.back() = totals;
   } else {
     h.totals.push_back(totals);
   }
-  auto first = std::find_if(h.totals.begin(), std::prev(h.totals.end()),
-                            [&](const Totals& x) { return x.t >= now - keep; });
-  h.totals.erase(h.totals.begin(), first);
-  if (h.totals.size() > std::max<std::size_t>(options_.max_points, 3)) {
-    h.totals.erase(h.totals.begin());
+  // A total before the last one at or before now - recent_s (where the recent span starts)
+  // can only start a baseline from now on: keep those `coarse` apart.
+  while (h.coarse + 1 < h.totals.size() && h.totals[h.coarse + 1].t <= now - options_.recent_s) {
+    if (h.coarse > 0 && h.totals[h.coarse].t - h.totals[h.coarse - 1].t < coarse) {
+      h.totals.erase(h.totals.begin() + static_cast<std::ptrdiff_t>(h.coarse));
+    } else {
+      ++h.coarse;
+    }
   }
+  std::size_t drop = 0;
+  while (drop + 1 < h.totals.size() &&
+         (h.totals[drop].t < now - keep || h.totals.size() - drop > max_points)) {
+    ++drop;
+  }
+  h.totals.erase(h.totals.begin(), h.totals.begin() + static_cast<std::ptrdiff_t>(drop));
+  h.coarse -= std::min(h.coarse, drop);
 }
 
 std::size_t RegressionTracker::points() const {

@@ -13,10 +13,12 @@
 // Bounded whatever the senders do: at most `max_keys` (family, GPU, workload)
 // keys are followed (the first seen; the others are counted in untracked()
 // and judged once a followed key expires), and each keeps at most
-// `max_points` totals, spaced at least (recent_s + baseline_s) / max_points
-// apart (the newest is always current: it replaces the previous newest while
-// that one is closer than the spacing). Update is O(readings log keys),
-// Evaluate O(keys log max_points).
+// `max_points` totals. An eighth of them cover the recent span, finely spaced
+// so that it starts where asked (within recent_s / 30 by default); the rest
+// only start baselines and are spread over baseline_s. The newest is always
+// current: it replaces the previous newest while that one is closer than the
+// fine spacing. Update is O(readings log keys + max_points), Evaluate
+// O(keys log max_points).
 //
 // Thread safety: not thread-safe (serve's KPI join, serve/kpi_join.h, owns
 // one and calls it from its own thread).
@@ -79,6 +81,7 @@ class RegressionTracker {
   struct History {
     Kpi kpi = Kpi::kNone;
     std::vector<Totals> totals;  // oldest first, at most max_points
+    std::size_t coarse = 0;      // totals[0, coarse): older than the recent span, thinned
   };
   void Record(History& h, const Totals& totals, double now) const;
 

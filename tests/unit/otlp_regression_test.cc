@@ -63,6 +63,30 @@ TEST(RegressionTest, ACounterResetRestartsTheHistory) {
   EXPECT_TRUE(tracker.Evaluate(31, {}).empty());
 }
 
+// The recent span is the one asked, however short against the baseline: an 8 s window under a
+// 1 h baseline (256 points, ~14 s apart when spread evenly) measured "the last 8 s" as up to
+// 22 s and skipped the KPI whenever the baseline was shorter than that, so a step that doubled
+// read as a regression on and off.
+TEST(RegressionTest, TheRecentSpanIsTheOneAskedUnderALongBaseline) {
+  for (auto [recent, asked] : {std::pair{8.0, "last 8 s"}, std::pair{120.0, "last 2 min"}}) {
+    RegressionTracker tracker({.recent_s = recent, .baseline_s = 3600});
+    const double slow_from = 5 * recent;
+    double count = 0, sum = 0;
+    for (double t = 0; t <= 9 * recent; t += 0.45) {  // the span's start falls between them
+      count += 18;
+      sum += 18 * (t < slow_from ? 0.2 : 0.4);
+      tracker.Update({Step(2, count, sum)}, t);
+      if (t < slow_from + recent) continue;
+      std::vector<KpiFinding> found = tracker.Evaluate(t, {});
+      ASSERT_EQ(found.size(), 1u) << recent << " s at t=" << t;
+      EXPECT_NE(found[0].verdict.find(asked), std::string::npos)
+          << "t=" << t << ": " << found[0].verdict;
+      EXPECT_NEAR(found[0].recent, 0.4, 0.4 * 0.05) << "t=" << t;
+      EXPECT_TRUE(found[0].regressed) << "t=" << t << ": " << found[0].verdict;
+    }
+  }
+}
+
 // Bounded whatever the senders do: the points per key stay under max_points over a long
 // history (a step change is still found, over spans as long as asked), and keys beyond
 // max_keys are counted, not followed.
@@ -79,7 +103,8 @@ TEST(RegressionTest, HistoryIsBoundedPerKeyAndInKeys) {
   ASSERT_EQ(found.size(), 2u);
   EXPECT_TRUE(found[0].regressed);
   EXPECT_NEAR(found[0].change, 0.5, 0.01);
-  // The spans are measured between kept totals: within one spacing (~59 s) of those asked.
+  // The spans are measured between kept totals: the recent one within a fine step (20 s with
+  // 64 points), the baseline within a coarse one (~69 s).
   EXPECT_NE(found[0].verdict.find("last 2 min against the 59 min before"), std::string::npos)
       << found[0].verdict;
 
