@@ -9,7 +9,8 @@
 //  - a symbolic link in the directories above it is followed only when it
 //    belongs to the caller or to root (another user's link is refused);
 //  - an existing file must be a regular file, owned by the caller, with one
-//    link; anything else is refused, untouched, with the reason.
+//    link, or the null device; anything else is refused, untouched, with the
+//    reason.
 // A new file is created 0644; an accepted existing one is truncated.
 //
 // Thread safety: no shared state; the usual file-system races are what the

@@ -109,6 +109,13 @@ class OutputFileTest(unittest.TestCase):
             check(code != 0 and "cannot write " + path in err, (name, code, err))
         self.check_untouched("query -f", paths)
         self.check_own_files("query -f", self.query)
+        # The null device takes the output away, as with nvidia-smi, and stays the device.
+        code, err = self.query("/dev/null")
+        check_exit("query -f /dev/null", code, err)
+        check(stat.S_ISCHR(os.stat("/dev/null").st_mode), "/dev/null was replaced")
+        # A device node of another kind (nobody cannot make one; root's /dev/zero) is refused.
+        code, err = self.query("/dev/zero")
+        check(code != 0 and "cannot write /dev/zero: not a regular file" in err, (code, err))
 
     def test_run_report_refuses_planted_paths(self):
         paths = self.planted()
