@@ -82,6 +82,16 @@ Result<std::vector<std::size_t>> SelectSmi(const std::vector<GpuInfo>& all,
       const std::size_t pick = selection.mig_selects_gpu && IsMig(all[i]) ? ParentOf(all, i) : i;
       if (std::find(picked.begin(), picked.end(), pick) == picked.end()) picked.push_back(pick);
     }
+    // A list without the GPU's own entry (an agent run with -d i): the first of its instances,
+    // which carry its index, UUID and bus id, stands for it.
+    for (std::size_t i = 0; !found && selection.mig_selects_gpu && i < all.size(); ++i) {
+      if (!IsMig(all[i]) || ParentOf(all, i) != i) continue;
+      GpuInfo gpu = all[i];
+      gpu.gpu_instance_id.reset();
+      if (!MatchesSmiId(gpu, id)) continue;
+      found = true;
+      if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
+    }
     if (!found) return Status::NotFound("no GPU matches id \"" + id + "\"");
   }
   std::sort(picked.begin(), picked.end());

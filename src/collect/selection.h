@@ -29,7 +29,8 @@ struct DeviceSelection {
   std::vector<unsigned> numbers;  // g:/i: ids; empty = all of that kind
   std::vector<std::string> ids;   // kSmiIds: index, UUID or PCI bus id
   // kSmiIds: a MIG UUID selects the GPU that holds the instance (health
-  // judges whole GPUs: a MIG instance has no board of its own).
+  // judges whole GPUs: a MIG instance has no board of its own), and in a
+  // list without the GPU's own entry its first instance stands for it.
   bool mig_selects_gpu = false;
 };
 

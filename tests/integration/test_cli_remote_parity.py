@@ -18,6 +18,7 @@ frozen scenario:
 - every -i form (index, list, GPU UUID, MIG UUID, PCI bus id, in any case, and ids that
   name nothing) gives the same output, stderr and exit code to health and diagnose here and
   remote; a MIG UUID names its GPU in health (judged per whole GPU), the instance in diagnose;
+- an agent run with -d i (MIG instances only) takes GPU 7's own ids in health -i, as here;
 - on a moving clock (GPUSCOPE_SIM_START_TIME, --at) the agent and a local diagnose of the same
   span find the same kinds on every GPU and MIG instance of diagnosis/mig-throttle.
 
@@ -178,6 +179,27 @@ class RemoteParityTest(unittest.TestCase):
         here, there = self.same("diagnose", "-i", "0,", compare=titles)
         check(here[0] == 2 and "empty entry" in there[2], there[2])
         print("diagnose --agent -i: the same devices as here, MIG instances included")
+
+    def test_health_ids_on_an_instances_only_agent(self):
+        """An agent run with -d i (dcgm-exporter's MIG instances only) lists no whole GPU, but
+        health judges GPU 7, the one with instances (its XID and driver checks: the others
+        need the whole GPU's readings): its index, UUID and bus id name it there, as its MIG
+        UUIDs did (exit 6 before), and a GPU the agent does not sample stays unknown."""
+        listing = run(["-L"] + LOCAL, env=FROZEN)[1]
+        gpu7 = re.findall(r"UUID: (GPU-[0-9a-f-]+)", listing)[7]
+        mig = re.findall(r"UUID: (MIG-[0-9a-f-]+)", listing)[0]
+        with Serve(["--simulate", "mixed-node", "-c", "100", "-d", "i"], env=FROZEN) as agent:
+            agent.wait_healthy()
+            time.sleep(1.0)
+            whole = remote(agent, "health", "--verbose")
+            check(whole[0] == 0 and whole[1].count("\nGPU ") == 1 and "\nGPU 7 " in whole[1] and
+                  "xid      OK" in whole[1], whole)
+            for ids in ("7", gpu7, "DB:00.0", mig):
+                there = remote(agent, "health", "--verbose", "-i", ids)
+                check(there == whole, (ids, there, whole))
+            code, out, err = remote(agent, "health", "-i", "0")
+            check(code == 6 and out == "" and 'no GPU matches id "0"' in err, (code, out, err))
+        print("health --agent -i on a -d i agent: GPU 7 by index, UUID, bus id and MIG UUID")
 
 
 class MigFindingsParityTest(unittest.TestCase):

@@ -97,6 +97,15 @@ TEST(CollectSelectionTest, MigUuidSelectsItsGpuForHealth) {
   Result<DeviceSelection> sel = ParseSmiIds("MIG-bbbb-1");
   sel->mig_selects_gpu = true;
   EXPECT_EQ(*SelectDevices(instances_only, *sel), V{3});
+  // There (an agent run with -d i), the GPU's own ids name it too, through its first instance:
+  // health judges whole GPUs that no entry of the list is.
+  for (const char* gpu : {"2", "GPU-aaaa-2", "12:00.0"}) {
+    sel->ids = {gpu};
+    EXPECT_EQ(*SelectDevices(instances_only, *sel), V{2}) << gpu;
+  }
+  sel->mig_selects_gpu = false;  // query's reading: an index is a whole GPU's entry
+  EXPECT_EQ(SelectDevices(instances_only, *sel).status().message(),
+            "no GPU matches id \"12:00.0\"");
   sel->ids = {"MIG-nope"};
   EXPECT_EQ(SelectDevices(Node(), *sel).status().message(), "no GPU matches id \"MIG-nope\"");
 }
