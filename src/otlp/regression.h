@@ -17,8 +17,8 @@
 // so that it starts where asked (within recent_s / 30 by default); the rest
 // only start baselines and are spread over baseline_s. The newest is always
 // current: it replaces the previous newest while that one is closer than the
-// fine spacing. Update is O(readings log keys + max_points), Evaluate
-// O(keys log max_points).
+// fine spacing. Update is O(readings log keys), plus moving a key's recent
+// totals when one of them is thinned; Evaluate O(keys log max_points).
 //
 // Thread safety: not thread-safe (serve's KPI join, serve/kpi_join.h, owns
 // one and calls it from its own thread).
