@@ -53,13 +53,20 @@ std::string Upper(std::string_view s) {
   return out;
 }
 
-bool MatchesSmiId(const GpuInfo& info, std::string_view id) {
+// Whether `id` (an index, GPU UUID or PCI bus id; not a MIG UUID) names the GPU
+// that `info` is, or that holds it.
+bool NamesGpuOf(const GpuInfo& info, std::string_view id) {
   unsigned index = 0;
-  if (ParseUnsigned(id, &index)) return !IsMig(info) && info.index == index;
+  if (ParseUnsigned(id, &index)) return info.index == index;
   const std::string upper = Upper(id);
-  if (upper.starts_with("GPU-")) return !IsMig(info) && Upper(info.uuid) == upper;
+  if (upper.starts_with("GPU-")) return Upper(info.uuid) == upper;
+  return !upper.starts_with("MIG-") && NormalizePciBusId(info.pci_bus_id) == NormalizePciBusId(id);
+}
+
+bool MatchesSmiId(const GpuInfo& info, std::string_view id) {
+  const std::string upper = Upper(id);
   if (upper.starts_with("MIG-")) return IsMig(info) && Upper(info.mig_uuid) == upper;
-  return !IsMig(info) && NormalizePciBusId(info.pci_bus_id) == NormalizePciBusId(id);
+  return !IsMig(info) && NamesGpuOf(info, id);
 }
 
 // The whole-GPU entry of the GPU that holds MIG instance `i` (itself when the
@@ -85,10 +92,7 @@ Result<std::vector<std::size_t>> SelectSmi(const std::vector<GpuInfo>& all,
     // A list without the GPU's own entry (an agent run with -d i): the first of its instances,
     // which carry its index, UUID and bus id, stands for it.
     for (std::size_t i = 0; !found && selection.mig_selects_gpu && i < all.size(); ++i) {
-      if (!IsMig(all[i]) || ParentOf(all, i) != i) continue;
-      GpuInfo gpu = all[i];
-      gpu.gpu_instance_id.reset();
-      if (!MatchesSmiId(gpu, id)) continue;
+      if (!IsMig(all[i]) || ParentOf(all, i) != i || !NamesGpuOf(all[i], id)) continue;
       found = true;
       if (std::find(picked.begin(), picked.end(), i) == picked.end()) picked.push_back(i);
     }

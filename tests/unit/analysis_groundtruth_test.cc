@@ -191,9 +191,9 @@ TEST(GroundTruth, ScenarioSuite) {
     for (const GpuDiagnosis& d : results) {
       const std::set<std::string>& expected = e.gpus.at(d.slot);
       ScoreOne(d, expected, fmt::format("{} GPU {}", name, d.slot), confusion, mistakes);
+      static const std::vector<std::set<std::string>> kNone;
       auto labelled = e.vgpus.find(d.slot);
-      const std::vector<std::set<std::string>> vgpus =
-          labelled == e.vgpus.end() ? std::vector<std::set<std::string>>{} : labelled->second;
+      const auto& vgpus = labelled == e.vgpus.end() ? kNone : labelled->second;
       ASSERT_EQ(d.vgpus.size(), vgpus.size()) << name << " GPU " << d.slot << ": label every vGPU";
       for (std::size_t i = 0; i < vgpus.size(); ++i) {
         ScoreOne(d.vgpus[i], vgpus[i], fmt::format("{} GPU {} vGPU {}", name, d.slot, i), confusion,
